@@ -1,0 +1,58 @@
+"""The demo that the run command opens: accounts, a gateway token and (later) traffic."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+
+from gating import services
+from gating.roles import Role
+
+DEMO_ROLES = {"admin": Role.ADMIN, "lead": Role.LEAD, "reviewer": Role.REVIEWER}
+DEMO_GATEWAY = "gateway"
+
+
+@dataclass(frozen=True)
+class DemoCredentials:
+    passwords: dict[str, str]
+    gateway_token: str
+
+    def as_text(self, base_url: str) -> str:
+        lines = [f"Gatehouse demo at {base_url}", ""]
+        lines += [f"  {name:<9} password {pw}" for name, pw in self.passwords.items()]
+        lines += ["", f"  gateway API token: {self.gateway_token}"]
+        return "\n".join(lines)
+
+
+def demo_needed() -> bool:
+    """The demo seeds only an empty database; one with any user is left alone."""
+    return not get_user_model().objects.exists()
+
+
+def demo_accounts_create() -> DemoCredentials:
+    passwords = {}
+    for username, role in DEMO_ROLES.items():
+        passwords[username] = secrets.token_urlsafe(9)
+        services.user_create(username=username, role=role, password=passwords[username])
+    gateway = services.user_create(username=DEMO_GATEWAY, role=Role.GATEWAY)
+    _, token = services.api_token_create(user=gateway, name="demo")
+    return DemoCredentials(passwords=passwords, gateway_token=token)
+
+
+def credentials_save(credentials: DemoCredentials, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        json.dumps({"passwords": credentials.passwords, "token": credentials.gateway_token})
+    )
+    path.chmod(0o600)
+
+
+def credentials_load(path: Path) -> DemoCredentials | None:
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    return DemoCredentials(passwords=data["passwords"], gateway_token=data["token"])

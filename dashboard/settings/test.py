@@ -1,0 +1,51 @@
+"""Test mode: PostgreSQL and Redis on 127.0.0.1 when they are reachable.
+
+Under ``CI=true`` an unreachable PostgreSQL or Redis is an error, never a silent
+fall-back to the embedded defaults. Elsewhere the suite falls back to SQLite, and the
+tests that need Redis skip.
+"""
+
+import os
+import socket
+
+from django.core.exceptions import ImproperlyConfigured
+
+from .base import *  # noqa: F403
+from .base import env
+
+_IN_CI = env.bool("CI", default=False)
+_PG_URL = env.str("TEST_DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/gatehouse")
+_REDIS_URL = env.str("TEST_REDIS_URL", default="redis://127.0.0.1:6379/15")
+
+
+def _reachable(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+POSTGRES_AVAILABLE = _reachable("127.0.0.1", 5432)
+REDIS_AVAILABLE = _reachable("127.0.0.1", 6379)
+if _IN_CI and not (POSTGRES_AVAILABLE and REDIS_AVAILABLE):
+    raise ImproperlyConfigured(
+        "CI=true needs PostgreSQL on 127.0.0.1:5432 and Redis on 127.0.0.1:6379 "
+        f"(PostgreSQL reachable: {POSTGRES_AVAILABLE}, Redis reachable: {REDIS_AVAILABLE})."
+    )
+
+if POSTGRES_AVAILABLE:
+    DATABASES = {"default": env.db_url_config(_PG_URL)}
+    DATABASES["default"]["TEST"] = {"NAME": f"test_gatehouse_{os.getpid()}"}
+else:
+    DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+
+if REDIS_AVAILABLE:
+    REDIS_URL = _REDIS_URL
+    CELERY_BROKER_URL = _REDIS_URL
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}

@@ -1,0 +1,148 @@
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
+from pydantic import ValidationError as PydanticValidationError
+from rest_framework import generics, serializers, status
+from rest_framework.decorators import api_view
+from rest_framework.exceptions import UnsupportedMediaType, ValidationError
+from rest_framework.pagination import CursorPagination
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+
+from gating import selectors, services
+from gating.api.filters import OutputFilter
+from gating.api.permissions import require_perm
+from gating.api.serializers import OutputSerializer, TaskTypeSerializer, output_representation
+from gating.models import Output, TaskType
+from gating.submissions import (
+    BatchResult,
+    BatchSubmission,
+    OutputResult,
+    OutputSubmission,
+    format_batch_errors,
+    format_errors,
+)
+
+_ERRORS = {
+    400: OpenApiResponse(description="Invalid input; the body names each bad field."),
+    401: OpenApiResponse(description="Missing or invalid token."),
+    403: OpenApiResponse(description="The role lacks the permission."),
+    409: OpenApiResponse(description="external_id reused with a different body."),
+    413: OpenApiResponse(description="Body over 2 MiB."),
+}
+
+
+def _json_body(request) -> bytes:
+    if not (request.content_type or "").startswith("application/json"):
+        raise UnsupportedMediaType(request.content_type or "none")
+    return request.body
+
+
+class OutputCursorPagination(CursorPagination):
+    ordering = "-id"
+    page_size = 100
+    page_size_query_param = "page_size"
+    max_page_size = 1000
+
+
+@extend_schema_view(
+    get=extend_schema(summary="List outputs", responses={200: OutputResult}),
+    post=extend_schema(
+        summary="Submit one output to the gate",
+        request=OutputSubmission,
+        responses={201: OutputResult, 200: OutputResult, **_ERRORS},
+    ),
+)
+class OutputCollection(generics.ListAPIView):
+    serializer_class = OutputSerializer
+    filterset_class = OutputFilter
+    pagination_class = OutputCursorPagination
+
+    def get_permissions(self):
+        needed = "gating.add_output" if self.request.method == "POST" else "gating.view_output"
+        return [IsAuthenticated(), require_perm(needed)()]
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return Output.objects.none()
+        return selectors.outputs_visible_to(self.request.user)
+
+    def post(self, request):
+        try:
+            submission = OutputSubmission.model_validate_json(_json_body(request))
+        except PydanticValidationError as exc:
+            raise ValidationError(format_errors(exc.errors(include_url=False))) from exc
+        result = services.output_ingest(source=request.user, submission=submission)
+        return Response(
+            output_representation(result.output),
+            status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
+        )
+
+
+@extend_schema(
+    summary="Submit up to 1,000 outputs: all are stored or none",
+    request=BatchSubmission,
+    responses={201: BatchResult, 200: BatchResult, **_ERRORS},
+)
+@api_view(["POST"])
+def output_batch_create(request):
+    if not request.user.has_perm("gating.add_output"):
+        return Response({"detail": "Your role lacks the permission gating.add_output."}, status=403)
+    try:
+        batch = BatchSubmission.model_validate_json(_json_body(request))
+    except PydanticValidationError as exc:
+        raise ValidationError(format_batch_errors(exc.errors(include_url=False))) from exc
+    if repeated := batch.repeated_external_ids():
+        raise ValidationError(repeated)
+    results = services.output_ingest_batch(source=request.user, submissions=batch.outputs)
+    any_created = any(r.created for r in results)
+    return Response(
+        {"outputs": [output_representation(r.output) for r in results]},
+        status=status.HTTP_201_CREATED if any_created else status.HTTP_200_OK,
+    )
+
+
+@extend_schema(summary="One output, with its final status", responses={200: OutputResult})
+@api_view(["GET"])
+def output_detail(request, pk: int):
+    if not request.user.has_perm("gating.view_output"):
+        return Response(
+            {"detail": "Your role lacks the permission gating.view_output."}, status=403
+        )
+    output = get_object_or_404(selectors.outputs_visible_to(request.user), pk=pk)
+    return Response(output_representation(output))
+
+
+class TaskTypeList(generics.ListAPIView):
+    queryset = TaskType.objects.all()
+    serializer_class = TaskTypeSerializer
+    permission_classes = [IsAuthenticated, require_perm("gating.view_tasktype")]
+    pagination_class = None
+
+
+class TaskTypeDetail(generics.RetrieveUpdateAPIView):
+    queryset = TaskType.objects.all()
+    serializer_class = TaskTypeSerializer
+    lookup_field = "name"
+    http_method_names = ["get", "patch", "head", "options"]
+    permission_classes = [
+        IsAuthenticated,
+        require_perm("gating.view_tasktype"),
+        require_perm("gating.change_tasktype", unsafe_only=True),
+    ]
+
+    def perform_update(self, serializer):
+        services.task_type_update(task_type=serializer.instance, changes=serializer.validated_data)
+
+
+@extend_schema(
+    summary="Authenticated no-op: the framework's ceiling for benchmarks",
+    responses={200: inline_serializer("Ping", {"ok": serializers.BooleanField()})},
+)
+@api_view(["GET"])
+def ping(request):
+    return Response({"ok": True})

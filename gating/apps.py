@@ -1,0 +1,15 @@
+from django.apps import AppConfig
+
+
+class GatingConfig(AppConfig):
+    name = "gating"
+    verbose_name = "Gate and review"
+
+    def ready(self) -> None:
+        from django.db.models.signals import post_migrate
+
+        import gating.api.schema  # noqa: F401  (registers the OpenAPI auth extension)
+        from gating.roles import ensure_roles
+
+        # Roles are groups whose permissions exist only after migrate has created them.
+        post_migrate.connect(ensure_roles, sender=self)

@@ -1,0 +1,13 @@
+"""The gate's domain errors. gating.api.errors maps each to its HTTP status in one place."""
+
+
+class GatehouseError(Exception):
+    """Base for errors a client can act on."""
+
+
+class IdempotencyConflict(GatehouseError):
+    """An external_id was reused with a different body."""
+
+    def __init__(self, message: str, indexes: list[int] | None = None):
+        super().__init__(message)
+        self.indexes = indexes or []

@@ -1,0 +1,156 @@
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import F, Q
+
+from gating.scoring import Decision
+
+_SCORE_RANGE = [MinValueValidator(0.0), MaxValueValidator(10.0)]
+
+# Validators whose failure on an output that requires fact checking triggers the
+# hallucination penalty, unless an admin says otherwise for a task type.
+DEFAULT_FACT_CHECK_VALIDATORS = frozenset({"facts"})
+
+
+class TaskType(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    review_threshold = models.FloatField(default=4.0, validators=_SCORE_RANGE)
+    approve_threshold = models.FloatField(default=7.0, validators=_SCORE_RANGE)
+    cold_start_reviews = models.PositiveIntegerField(default=20)
+    cold_start_margin = models.FloatField(default=1.0, validators=[MinValueValidator(0.0)])
+    # Maintained by the review service so that the gate never counts history.
+    reviewed_count = models.PositiveIntegerField(default=0, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                name="task_type_thresholds_ordered",
+                condition=Q(review_threshold__gte=0)
+                & Q(approve_threshold__lte=10)
+                & Q(review_threshold__lt=F("approve_threshold")),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def in_cold_start(self) -> bool:
+        return self.reviewed_count < self.cold_start_reviews
+
+
+class Validator(models.Model):
+    task_type = models.ForeignKey(TaskType, on_delete=models.CASCADE, related_name="validators")
+    name = models.CharField(max_length=100)
+    weight = models.FloatField(default=1.0, validators=[MinValueValidator(0.0)])
+    is_fact_check = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task_type", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["task_type", "name"], name="validator_unique_per_task"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task_type.name}/{self.name}"
+
+
+class TaskModelStats(models.Model):
+    """Human-review counters per (task type, model), kept current by the review service."""
+
+    task_type = models.ForeignKey(TaskType, on_delete=models.CASCADE, related_name="model_stats")
+    model = models.CharField(max_length=200)
+    reviewed_count = models.PositiveIntegerField(default=0)
+    approved_unchanged_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "task model stats"
+        constraints = [
+            models.UniqueConstraint(fields=["task_type", "model"], name="stats_unique_pair"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task_type.name}/{self.model}"
+
+
+class Output(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending review"
+        APPROVED = "approved", "Approved"
+        MODIFIED = "modified", "Modified"
+        REJECTED = "rejected", "Rejected"
+
+    source = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="outputs"
+    )
+    external_id = models.CharField(max_length=200)
+    # sha256 of the canonical request, to tell an idempotent replay from a conflict.
+    request_hash = models.CharField(max_length=64)
+    task_type = models.ForeignKey(TaskType, on_delete=models.PROTECT, related_name="outputs")
+    model = models.CharField(max_length=200)
+    tier = models.CharField(max_length=50, blank=True)
+    input_text = models.TextField()
+    output_text = models.TextField()
+    input_clarity = models.FloatField()
+    coherence = models.FloatField()
+    requires_fact_check = models.BooleanField(default=False)
+    # [{"name", "passed", "detail"}] as the gateway reported them, in its order.
+    validator_results = models.JSONField(default=list)
+    evidence = models.JSONField(null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    score = models.FloatField()
+    base_score = models.FloatField()
+    decision = models.CharField(max_length=20, choices=[(d.value, d.value) for d in Decision])
+    review_threshold = models.FloatField()
+    approve_threshold = models.FloatField()
+    scorer = models.CharField(max_length=40)
+    impacts = models.JSONField(default=list)
+    reasons = models.JSONField(default=list)
+
+    status = models.CharField(max_length=20, choices=Status.choices)
+    # NULL until decided: an empty string is a valid decided text.
+    final_output_text = models.TextField(null=True, blank=True)  # noqa: DJ001
+    created_at = models.DateTimeField(db_index=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        permissions = [("view_all_outputs", "Can view every gateway's outputs")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source", "external_id"], name="output_unique_external"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["task_type", "created_at"], name="output_task_created"),
+            models.Index(fields=["task_type", "model", "created_at"], name="output_pair_created"),
+            models.Index(fields=["decision", "created_at"], name="output_decision_created"),
+            models.Index(fields=["status", "created_at"], name="output_status_created"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.external_id} ({self.decision})"
+
+
+class ApiToken(models.Model):
+    """A bearer token. Only its sha256 is stored; the token itself is shown once."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100, blank=True)
+    key_hash = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(
+        max_length=12, help_text="The token's first characters, to tell tokens apart."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.user})"

@@ -1,0 +1,41 @@
+"""The four roles, as Django groups with permissions.
+
+Each role includes the one before it (reviewer ⊂ lead ⊂ admin); the gateway role is
+separate, for the LLM gateway's service users.
+"""
+
+from enum import StrEnum
+
+from django.contrib.auth.models import Group, Permission
+
+
+class Role(StrEnum):
+    GATEWAY = "gateway"
+    REVIEWER = "reviewer"
+    LEAD = "lead"
+    ADMIN = "admin"
+
+
+_REVIEWER = {"gating.view_output", "gating.view_all_outputs", "gating.view_tasktype"}
+_LEAD = _REVIEWER
+_ADMIN = _LEAD | {"gating.change_tasktype", "gating.view_validator", "gating.change_validator"}
+
+ROLE_PERMISSIONS: dict[Role, set[str]] = {
+    Role.GATEWAY: {"gating.add_output", "gating.view_output", "gating.view_tasktype"},
+    Role.REVIEWER: _REVIEWER,
+    Role.LEAD: _LEAD,
+    Role.ADMIN: _ADMIN,
+}
+
+
+def ensure_roles(**kwargs) -> None:
+    """Create or refresh each role's group so that it has exactly its permissions."""
+    for role, codenames in ROLE_PERMISSIONS.items():
+        group, _ = Group.objects.get_or_create(name=role.value)
+        wanted = []
+        for dotted in codenames:
+            app_label, codename = dotted.split(".")
+            wanted.extend(
+                Permission.objects.filter(content_type__app_label=app_label, codename=codename)
+            )
+        group.permissions.set(wanted)

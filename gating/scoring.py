@@ -1,0 +1,262 @@
+"""The confidence gate: score an output and decide what happens to it.
+
+Implements ADR-0003 (seed ``002_fa55fc0af51f2daa.txt``) as amended by the foundation
+issue, with the confidence weighting ``min(1, n/20)`` of seed ``003_fb836a15adb537f8.txt``.
+Pure functions over plain values: no ORM, no Django, so that the API, the simulator and
+the learning evaluations all run the very same arithmetic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+SCORER_NAME = "adr0003-v1"
+
+SCORE_MIN = 0.0
+SCORE_MAX = 10.0
+
+VALIDATOR_POINTS = 8.0
+CLARITY_POINTS = 0.5
+COHERENCE_POINTS = 1.5
+
+HIGH_ACCURACY = 0.90
+HIGH_ACCURACY_BONUS = 0.5
+GOOD_ACCURACY = 0.75
+GOOD_ACCURACY_BONUS = 0.2
+# Seed 003: a pair's track record counts fully only after 20 reviews.
+FULL_CONFIDENCE_REVIEWS = 20
+
+HALLUCINATION_PENALTY = 0.5
+
+
+class Decision(StrEnum):
+    APPROVED = "approved"
+    WARNING = "warning"
+    PENDING_REVIEW = "pending_review"
+
+
+@dataclass(frozen=True, slots=True)
+class ValidatorOutcome:
+    name: str
+    passed: bool
+    weight: float = 1.0
+    is_fact_check: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PairHistory:
+    """Human reviews of one (task type, model) pair."""
+
+    reviewed: int = 0
+    approved_unchanged: int = 0
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.approved_unchanged / self.reviewed if self.reviewed else None
+
+
+@dataclass(frozen=True, slots=True)
+class GatePolicy:
+    """A task type's thresholds and cold-start settings, plus how much it has been reviewed."""
+
+    review_threshold: float = 4.0
+    approve_threshold: float = 7.0
+    cold_start_reviews: int = 20
+    cold_start_margin: float = 1.0
+    task_type_reviewed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Impact:
+    """One term of the score, in score points, for explaining a decision."""
+
+    factor: str
+    points: float
+    detail: str
+
+    def as_dict(self) -> dict:
+        return {"factor": self.factor, "points": round(self.points, 4), "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class GateResult:
+    score: float
+    base_score: float
+    decision: Decision
+    review_threshold: float
+    approve_threshold: float
+    pass_fraction: float
+    task_accuracy_bonus: float
+    hallucination_penalty: float
+    impacts: list[Impact] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    scorer: str = SCORER_NAME
+
+
+def pass_fraction(validators: list[ValidatorOutcome]) -> float:
+    """Weighted share of validators that passed; 0 with no validators (or zero weight)."""
+    total = sum(v.weight for v in validators)
+    if total <= 0:
+        return 0.0
+    return sum(v.weight for v in validators if v.passed) / total
+
+
+def base_score(fraction: float, input_clarity: float, coherence: float) -> float:
+    return (
+        fraction * VALIDATOR_POINTS + input_clarity * CLARITY_POINTS + coherence * COHERENCE_POINTS
+    )
+
+
+def confidence_weight(reviewed: int) -> float:
+    """Seed 003: ``min(1, n/20)``, so a lucky streak of few reviews earns little."""
+    return min(1.0, reviewed / FULL_CONFIDENCE_REVIEWS)
+
+
+def task_accuracy_bonus(history: PairHistory) -> float:
+    accuracy = history.accuracy
+    if accuracy is None:
+        return 0.0
+    if accuracy > HIGH_ACCURACY:
+        raw = HIGH_ACCURACY_BONUS
+    elif accuracy > GOOD_ACCURACY:
+        raw = GOOD_ACCURACY_BONUS
+    else:
+        return 0.0
+    return raw * confidence_weight(history.reviewed)
+
+
+def hallucination_penalty(requires_fact_check: bool, validators: list[ValidatorOutcome]) -> float:
+    if requires_fact_check and any(v.is_fact_check and not v.passed for v in validators):
+        return HALLUCINATION_PENALTY
+    return 0.0
+
+
+def clamp(value: float, low: float = SCORE_MIN, high: float = SCORE_MAX) -> float:
+    return max(low, min(high, value))
+
+
+def effective_thresholds(policy: GatePolicy, pair: PairHistory) -> tuple[float, float, float]:
+    """Thresholds for this pair: raised while the pair has few reviews (ADR-0003 cold start).
+
+    Returns ``(review, approve, raise_by)``.
+    """
+    needed = policy.cold_start_reviews
+    raise_by = 0.0
+    if needed > 0 and pair.reviewed < needed:
+        raise_by = policy.cold_start_margin * (1 - pair.reviewed / needed)
+    return policy.review_threshold + raise_by, policy.approve_threshold + raise_by, raise_by
+
+
+def decide(score: float, review_threshold: float, approve_threshold: float) -> Decision:
+    if score < review_threshold:
+        return Decision.PENDING_REVIEW
+    if score < approve_threshold:
+        return Decision.WARNING
+    return Decision.APPROVED
+
+
+def _validator_impacts(validators: list[ValidatorOutcome]) -> list[Impact]:
+    total = sum(v.weight for v in validators)
+    if total <= 0:
+        return [Impact("validators", 0.0, "no validators reported: the validator term is 0")]
+    impacts = []
+    for v in validators:
+        share = v.weight / total * VALIDATOR_POINTS
+        if v.passed:
+            impacts.append(Impact(f"validator:{v.name}", share, f"passed (weight {v.weight:g})"))
+        else:
+            impacts.append(
+                Impact(f"validator:{v.name}", 0.0, f"failed, {share:.2f} points not earned")
+            )
+    return impacts
+
+
+def score_output(
+    *,
+    validators: list[ValidatorOutcome],
+    input_clarity: float,
+    coherence: float,
+    requires_fact_check: bool,
+    pair: PairHistory,
+    policy: GatePolicy,
+) -> GateResult:
+    """Score one output and decide: ADR-0003's formula, cold start and thresholds."""
+    fraction = pass_fraction(validators)
+    base = base_score(fraction, input_clarity, coherence)
+    bonus = task_accuracy_bonus(pair)
+    penalty = hallucination_penalty(requires_fact_check, validators)
+    unclamped = base * (1 + bonus - penalty)
+    score = clamp(unclamped)
+
+    impacts = _validator_impacts(validators)
+    impacts.append(
+        Impact("input_clarity", input_clarity * CLARITY_POINTS, f"{input_clarity:g} × 0.5")
+    )
+    impacts.append(Impact("coherence", coherence * COHERENCE_POINTS, f"{coherence:g} × 1.5"))
+    reasons: list[str] = []
+    if not validators:
+        reasons.append("No validators were reported, so the validator term is 0.")
+    if bonus:
+        impacts.append(
+            Impact(
+                "task_accuracy_bonus",
+                base * bonus,
+                f"accuracy {pair.accuracy:.0%} over {pair.reviewed} reviews: "
+                f"bonus {bonus:.3f} × base {base:.2f}",
+            )
+        )
+    if penalty:
+        failed = ", ".join(v.name for v in validators if v.is_fact_check and not v.passed)
+        impacts.append(
+            Impact(
+                "hallucination_penalty",
+                -base * penalty,
+                f"fact check required and {failed} failed: penalty {penalty} × base {base:.2f}",
+            )
+        )
+        reasons.append(f"Hallucination penalty: fact-check validator {failed} failed.")
+    if unclamped != score:
+        impacts.append(
+            Impact("clamp", score - unclamped, f"clamped to [0, 10] from {unclamped:.2f}")
+        )
+
+    review_t, approve_t, raised_by = effective_thresholds(policy, pair)
+    decision = decide(score, review_t, approve_t)
+    if raised_by:
+        reasons.append(
+            f"New model for this task type ({pair.reviewed} of {policy.cold_start_reviews} "
+            f"reviews): both thresholds raised by {raised_by:.2f}."
+        )
+    if policy.task_type_reviewed < policy.cold_start_reviews:
+        decision = Decision.PENDING_REVIEW
+        reasons.append(
+            f"Cold start: the task type has {policy.task_type_reviewed} of "
+            f"{policy.cold_start_reviews} human reviews, so every output is held for review."
+        )
+    else:
+        reasons.append(_threshold_reason(score, decision, review_t, approve_t))
+
+    return GateResult(
+        score=score,
+        base_score=base,
+        decision=decision,
+        review_threshold=review_t,
+        approve_threshold=approve_t,
+        pass_fraction=fraction,
+        task_accuracy_bonus=bonus,
+        hallucination_penalty=penalty,
+        impacts=impacts,
+        reasons=reasons,
+    )
+
+
+def _threshold_reason(score: float, decision: Decision, review_t: float, approve_t: float) -> str:
+    if decision is Decision.PENDING_REVIEW:
+        return f"Score {score:.2f} is below the review threshold {review_t:.2f}."
+    if decision is Decision.WARNING:
+        return (
+            f"Score {score:.2f} is between the review {review_t:.2f} "
+            f"and approve {approve_t:.2f} thresholds."
+        )
+    return f"Score {score:.2f} reaches the approve threshold {approve_t:.2f}."

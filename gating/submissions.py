@@ -1,0 +1,194 @@
+"""The shape of an output as the gateway submits it, validated strictly.
+
+pydantic validates in compiled code, which keeps the batch endpoint fast, and
+drf-spectacular publishes these models in the OpenAPI schema, so the documented
+shape and the enforced one cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+)
+
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:\-]*$"
+MAX_TEXT_CHARS = 200_000
+
+TaskTypeName = Annotated[str, StringConstraints(min_length=1, max_length=100, pattern=NAME_PATTERN)]
+
+
+MAX_JSON_DEPTH = 32
+
+
+def _no_nul(value: str) -> str:
+    # PostgreSQL text and jsonb cannot hold NUL, so it is refused here, with the field named.
+    if "\x00" in value:
+        raise ValueError("must not contain NUL (\\u0000) characters")
+    return value
+
+
+def _plain_json(value: Any, depth: int = 0) -> Any:
+    """Accept only JSON that every backend stores as sent: finite numbers, no NUL, bounded depth."""
+    if depth > MAX_JSON_DEPTH:
+        raise ValueError(f"is nested deeper than {MAX_JSON_DEPTH} levels")
+    if isinstance(value, str):
+        _no_nul(value)
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("must contain only finite numbers")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _no_nul(key)
+            _plain_json(item, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _plain_json(item, depth + 1)
+    return value
+
+
+SafeText = Annotated[str, AfterValidator(_no_nul)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False, frozen=True)
+
+
+class ValidatorResultIn(_Strict):
+    name: Annotated[str, StringConstraints(min_length=1, max_length=100, pattern=NAME_PATTERN)]
+    passed: bool
+    detail: Annotated[SafeText, StringConstraints(max_length=2000)] = ""
+
+
+class OutputSubmission(_Strict):
+    external_id: Annotated[SafeText, StringConstraints(min_length=1, max_length=200)]
+    task_type: TaskTypeName
+    model: Annotated[SafeText, StringConstraints(min_length=1, max_length=200)]
+    tier: Annotated[SafeText, StringConstraints(max_length=50)] = ""
+    input: Annotated[SafeText, StringConstraints(max_length=MAX_TEXT_CHARS)]
+    output: Annotated[SafeText, StringConstraints(max_length=MAX_TEXT_CHARS)]
+    validators: Annotated[list[ValidatorResultIn], Field(max_length=100)]
+    input_clarity: Annotated[float, Field(ge=0.0, le=1.0)]
+    coherence: Annotated[float, Field(ge=0.0, le=1.0)]
+    requires_fact_check: bool = False
+    evidence: Annotated[Any, AfterValidator(_plain_json)] = None
+    metadata: Annotated[dict[str, Any], AfterValidator(_plain_json)] = Field(default_factory=dict)
+
+    @field_validator("external_id")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+    @field_validator("validators")
+    @classmethod
+    def _unique_names(cls, value: list[ValidatorResultIn]) -> list[ValidatorResultIn]:
+        seen: set[str] = set()
+        duplicates = sorted({v.name for v in value if v.name in seen or seen.add(v.name)})
+        if duplicates:
+            raise ValueError(f"duplicate validator names: {', '.join(duplicates)}")
+        return value
+
+    def fingerprint(self) -> str:
+        """sha256 of the canonical submission: key order and whitespace do not matter."""
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+MAX_BATCH_OUTPUTS = 1000
+
+
+class BatchSubmission(_Strict):
+    outputs: Annotated[list[OutputSubmission], Field(min_length=1, max_length=MAX_BATCH_OUTPUTS)]
+
+    def repeated_external_ids(self) -> dict[str, Any]:
+        """Items that repeat an earlier item's external_id, in the batch error format."""
+        first_index: dict[str, int] = {}
+        items: dict[str, dict[str, list[str]]] = {}
+        for index, item in enumerate(self.outputs):
+            if item.external_id in first_index:
+                items[str(index)] = {
+                    "external_id": [f"Repeats item {first_index[item.external_id]} of this batch."]
+                }
+            first_index.setdefault(item.external_id, index)
+        return {"outputs": items} if items else {}
+
+
+class ThresholdsOut(BaseModel):
+    review: float
+    approve: float
+
+
+class ImpactOut(BaseModel):
+    factor: str
+    points: float
+    detail: str
+
+
+class OutputResult(BaseModel):
+    """What the gate answers for one output (and what GET returns for it later)."""
+
+    id: int
+    external_id: str
+    task_type: str
+    model: str
+    tier: str
+    score: float
+    base_score: float
+    decision: str = Field(description="approved, warning or pending_review")
+    status: str = Field(description="pending, approved, modified or rejected")
+    final_output: str | None = Field(description="The text to deliver once decided")
+    reasons: list[str]
+    impacts: list[ImpactOut]
+    thresholds: ThresholdsOut
+    scorer: str
+    created_at: str
+
+
+class BatchResult(BaseModel):
+    outputs: list[OutputResult]
+
+
+def _message(error: dict) -> str:
+    if error["type"] == "extra_forbidden":
+        return "Unknown field."
+    if error["type"] == "json_invalid":
+        return f"Malformed JSON: {error.get('ctx', {}).get('error', 'cannot parse')}."
+    return error["msg"].removeprefix("Value error, ")
+
+
+def _field_path(loc: tuple) -> str:
+    return ".".join(str(part) for part in loc) or "non_field_errors"
+
+
+def format_errors(errors: list[dict]) -> dict[str, list[str]]:
+    """pydantic errors as DRF-style ``{"field.path": ["message"]}``."""
+    by_field: dict[str, list[str]] = {}
+    for error in errors:
+        by_field.setdefault(_field_path(error["loc"]), []).append(_message(error))
+    return by_field
+
+
+def format_batch_errors(errors: list[dict]) -> dict[str, Any]:
+    """Batch errors, each bad item under its index: ``{"outputs": {"3": {"coherence": [...]}}}``."""
+    items: dict[str, dict[str, list[str]]] = {}
+    other: dict[str, list[str]] = {}
+    for error in errors:
+        loc = error["loc"]
+        if len(loc) >= 2 and loc[0] == "outputs" and isinstance(loc[1], int):
+            fields = items.setdefault(str(loc[1]), {})
+            fields.setdefault(_field_path(loc[2:]), []).append(_message(error))
+        else:
+            other.setdefault(_field_path(loc), []).append(_message(error))
+    if items:
+        other["outputs"] = items
+    return other

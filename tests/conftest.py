@@ -1,0 +1,45 @@
+import pytest
+from django.conf import settings
+from rest_framework.test import APIClient
+
+from gating.roles import Role
+from tests.factories import UserFactory, token_for
+
+
+@pytest.fixture
+def user_in(db):
+    """Make a user in a role: ``user_in(Role.LEAD)``."""
+    return lambda role, **kw: UserFactory(role=role, **kw)
+
+
+@pytest.fixture
+def client_for(db):
+    """An API client authenticated by bearer token as the given user."""
+
+    def _client(user) -> APIClient:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {token_for(user)}")
+        return client
+
+    return _client
+
+
+@pytest.fixture
+def gateway(user_in):
+    return user_in(Role.GATEWAY, username="gateway-1")
+
+
+@pytest.fixture
+def gateway_api(gateway, client_for) -> APIClient:
+    return client_for(gateway)
+
+
+@pytest.fixture
+def admin_api(user_in, client_for) -> APIClient:
+    return client_for(user_in(Role.ADMIN))
+
+
+@pytest.fixture
+def requires_postgres():
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        pytest.skip("needs PostgreSQL (CI=true makes its absence an error instead)")

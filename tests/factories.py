@@ -1,0 +1,76 @@
+import factory
+from django.contrib.auth import get_user_model
+
+from gating import services
+from gating.models import TaskModelStats, TaskType
+from gating.roles import Role
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    """A user in one role: ``UserFactory(role=Role.LEAD)``."""
+
+    class Meta:
+        model = get_user_model()
+        skip_postgeneration_save = True
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    password = factory.django.Password("pw-for-tests")
+
+    @factory.post_generation
+    def role(obj, create, extracted, **kwargs):
+        if extracted:
+            from django.contrib.auth.models import Group
+
+            obj.groups.add(Group.objects.get(name=Role(extracted).value))
+            if Role(extracted) is Role.ADMIN:
+                obj.is_staff = True
+                obj.save(update_fields=["is_staff"])
+
+
+class TaskTypeFactory(factory.django.DjangoModelFactory):
+    """A task type past its cold start unless told otherwise."""
+
+    class Meta:
+        model = TaskType
+        django_get_or_create = ["name"]
+
+    name = factory.Sequence(lambda n: f"task-{n}")
+    reviewed_count = 100
+
+
+class TaskModelStatsFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = TaskModelStats
+
+    task_type = factory.SubFactory(TaskTypeFactory)
+    model = "model-a"
+    reviewed_count = 40
+    approved_unchanged_count = 30
+
+
+class SubmissionFactory(factory.DictFactory):
+    """A valid ingest body, as the gateway would send it."""
+
+    external_id = factory.Sequence(lambda n: f"ext-{n}")
+    task_type = "summarize"
+    model = "model-a"
+    tier = "fast"
+    input = "Summarise the quarterly report."
+    output = "Revenue grew 4% on the quarter."
+    validators = factory.LazyFunction(
+        lambda: [
+            {"name": "facts", "passed": True},
+            {"name": "schema", "passed": True},
+            {"name": "grammar", "passed": True},
+            {"name": "length", "passed": False, "detail": "12 words over"},
+        ]
+    )
+    input_clarity = 0.8
+    coherence = 0.9
+    requires_fact_check = True
+    metadata = factory.LazyFunction(lambda: {"request_id": "r-1"})
+
+
+def token_for(user) -> str:
+    _, raw = services.api_token_create(user=user)
+    return raw
