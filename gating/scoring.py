@@ -139,12 +139,13 @@ def clamp(value: float, low: float = SCORE_MIN, high: float = SCORE_MAX) -> floa
 def effective_thresholds(policy: GatePolicy, pair: PairHistory) -> tuple[float, float, float]:
     """Thresholds for this pair: raised while the pair has few reviews (ADR-0003 cold start).
 
+    The raise fades out over the same 20 reviews as the confidence weighting of seed 003,
+    whatever the task type's own cold start is; a margin of 0 turns it off.
     Returns ``(review, approve, raise_by)``.
     """
-    needed = policy.cold_start_reviews
     raise_by = 0.0
-    if needed > 0 and pair.reviewed < needed:
-        raise_by = policy.cold_start_margin * (1 - pair.reviewed / needed)
+    if pair.reviewed < FULL_CONFIDENCE_REVIEWS:
+        raise_by = policy.cold_start_margin * (1 - pair.reviewed / FULL_CONFIDENCE_REVIEWS)
     return policy.review_threshold + raise_by, policy.approve_threshold + raise_by, raise_by
 
 
@@ -225,7 +226,7 @@ def score_output(
     decision = decide(score, review_t, approve_t)
     if raised_by:
         reasons.append(
-            f"New model for this task type ({pair.reviewed} of {policy.cold_start_reviews} "
+            f"New model for this task type ({pair.reviewed} of {FULL_CONFIDENCE_REVIEWS} "
             f"reviews): both thresholds raised by {raised_by:.2f}."
         )
     if policy.task_type_reviewed < policy.cold_start_reviews:

@@ -1,0 +1,56 @@
+"""Configuration: what CI runs against, and production's deploy check."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from dashboard.settings.base import BASE_DIR
+
+
+def test_ci_runs_against_postgresql_and_redis():
+    if os.environ.get("CI") != "true":
+        pytest.skip("only CI=true insists on both services")
+    assert connection.vendor == "postgresql"
+    assert settings.CELERY_BROKER_URL.startswith("redis://")
+
+
+def _manage(*args, env_extra):
+    env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG"}}
+    env.update(env_extra)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+PRODUCTION_ENV = {
+    "DJANGO_SETTINGS_MODULE": "dashboard.settings.production",
+    "SECRET_KEY": "x" * 30 + "-a-long-random-production-secret-key-value",
+    "ALLOWED_HOSTS": "gatehouse.example.com",
+    "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/postgres",
+    "REDIS_URL": "redis://127.0.0.1:6379/0",
+}
+
+
+def test_production_passes_check_deploy_without_warnings():
+    result = _manage("check", "--deploy", "--fail-level", "WARNING", env_extra=PRODUCTION_ENV)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_production_refuses_to_start_without_a_secret_key():
+    env = {k: v for k, v in PRODUCTION_ENV.items() if k != "SECRET_KEY"}
+    result = _manage("check", env_extra=env)
+    assert result.returncode != 0
+    assert "SECRET_KEY" in result.stderr
+
+
+def test_demo_mode_is_not_deployable_and_says_so():
+    env = {"DJANGO_SETTINGS_MODULE": "dashboard.settings.base", "DEBUG": "true"}
+    result = _manage("check", "--deploy", "--fail-level", "WARNING", env_extra=env)
+    assert result.returncode != 0
+    assert "security.W" in result.stderr + result.stdout

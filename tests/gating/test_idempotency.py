@@ -1,0 +1,68 @@
+"""The same external_id again: a replay answers the same, a different body conflicts."""
+
+import threading
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from gating.models import Output
+from gating.roles import Role
+from tests.factories import SubmissionFactory, token_for
+
+URL = "/api/v1/outputs/"
+
+
+def test_identical_replay_returns_200_and_the_same_answer(gateway_api):
+    body = SubmissionFactory()
+    first = gateway_api.post(URL, body, format="json")
+    again = gateway_api.post(URL, dict(reversed(body.items())), format="json")
+
+    assert first.status_code == 201
+    assert again.status_code == 200
+    assert again.json() == first.json()
+    assert Output.objects.count() == 1
+
+
+def test_same_external_id_with_another_body_is_409(gateway_api):
+    body = SubmissionFactory()
+    gateway_api.post(URL, body, format="json")
+    response = gateway_api.post(URL, {**body, "output": "something else"}, format="json")
+
+    assert response.status_code == 409
+    assert body["external_id"] in response.json()["detail"]
+    assert Output.objects.get().output_text == body["output"]
+
+
+def test_external_ids_are_per_gateway(gateway_api, user_in, client_for):
+    other = client_for(user_in(Role.GATEWAY))
+    body = SubmissionFactory()
+    assert gateway_api.post(URL, body, format="json").status_code == 201
+    assert other.post(URL, {**body, "output": "x"}, format="json").status_code == 201
+    assert Output.objects.count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_replays_store_one_output(requires_postgres, user_in):
+    token = token_for(user_in(Role.GATEWAY))
+    body = SubmissionFactory()
+    statuses: list[int] = []
+    barrier = threading.Barrier(8)
+
+    def submit():
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+        barrier.wait()
+        try:
+            statuses.append(client.post(URL, body, format="json").status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=submit) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    assert sorted(statuses) == [200] * 7 + [201]
+    assert Output.objects.count() == 1
