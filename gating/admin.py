@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from gating.authentication import forget_tokens
 from gating.models import ApiToken, Output, TaskModelStats, TaskType, Validator
 
 
@@ -65,3 +66,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         # A token made here would never be shown; use create_api_token instead.
         return False
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        forget_tokens()

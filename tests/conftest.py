@@ -43,3 +43,16 @@ def admin_api(user_in, client_for) -> APIClient:
 def requires_postgres():
     if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
         pytest.skip("needs PostgreSQL (CI=true makes its absence an error instead)")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_process_caches():
+    """Tests roll their rows back; the per-process caches must not outlive them."""
+    from gating.authentication import forget_tokens
+    from gating.services import gate_caches_clear
+
+    gate_caches_clear()
+    forget_tokens()
+    yield
+    gate_caches_clear()
+    forget_tokens()

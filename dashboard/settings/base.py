@@ -126,6 +126,12 @@ LOGIN_REDIRECT_URL = "/"
 MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=2 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 
+# Per-process caches on the gate's hot path. A revoked token or a changed role is honoured
+# by every process within TOKEN_CACHE_SECONDS; an admin's threshold or weight change, and
+# new review counts, reach every process within GATE_CACHE_SECONDS.
+TOKEN_CACHE_SECONDS = env.float("TOKEN_CACHE_SECONDS", default=10.0)
+GATE_CACHE_SECONDS = env.float("GATE_CACHE_SECONDS", default=5.0)
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "gating.authentication.BearerTokenAuthentication",
