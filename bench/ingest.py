@@ -21,7 +21,7 @@ client and server together, which is another reason to read the ratio, not the a
 Output: one JSON object on stdout; progress goes to stderr. This is a benchmark, run by
 hand (``make bench``), never a timed test.
 
-    .venv/bin/python bench/ingest.py [--workers 2] [--clients 8] [--duration 10]
+    .venv/bin/python bench/ingest.py [--workers 4] [--clients 8] [--duration 10]
 """
 
 from __future__ import annotations
@@ -353,7 +353,7 @@ def _machine(pg_version: str) -> dict[str, Any]:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--workers", type=int, default=2, help="gunicorn workers (default 2)")
+    p.add_argument("--workers", type=int, default=4, help="gunicorn workers (default 4)")
     p.add_argument(
         "--threads",
         type=int,
