@@ -11,3 +11,15 @@ class IdempotencyConflict(GatehouseError):
     def __init__(self, message: str, indexes: list[int] | None = None):
         super().__init__(message)
         self.indexes = indexes or []
+
+
+class ReviewConflict(GatehouseError):
+    """The review slot is decided already, or the caller does not hold its claim."""
+
+
+class DecisionInvalid(GatehouseError):
+    """A decision or bulk decision that cannot be applied as asked (names the field)."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field

@@ -16,9 +16,29 @@ class Role(StrEnum):
     ADMIN = "admin"
 
 
-_REVIEWER = {"gating.view_output", "gating.view_all_outputs", "gating.view_tasktype"}
-_LEAD = _REVIEWER
-_ADMIN = _LEAD | {"gating.change_tasktype", "gating.view_validator", "gating.change_validator"}
+_REVIEWER = {
+    "gating.view_output",
+    "gating.view_all_outputs",
+    "gating.view_tasktype",
+    "gating.view_reviewitem",
+    "gating.review_items",
+}
+_LEAD = _REVIEWER | {"gating.adjudicate_items", "gating.bulk_decide"}
+_ADMIN = _LEAD | {
+    "gating.change_tasktype",
+    "gating.view_validator",
+    "gating.change_validator",
+    "gating.view_auditevent",
+    "gating.view_webhook",
+    "gating.add_webhook",
+    "gating.change_webhook",
+    "gating.delete_webhook",
+    "gating.view_webhookdelivery",
+    "gating.view_webhookattempt",
+    "auth.view_user",
+    "auth.add_user",
+    "auth.change_user",
+}
 
 ROLE_PERMISSIONS: dict[Role, set[str]] = {
     Role.GATEWAY: {"gating.add_output", "gating.view_output", "gating.view_tasktype"},

@@ -17,12 +17,15 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import JSONField
 from django.utils import timezone
 
-from gating import scoring
+from gating import reviews, scoring
+from gating.audit import audit_record
 from gating.exceptions import IdempotencyConflict
 from gating.models import (
     DEFAULT_FACT_CHECK_VALIDATORS,
     ApiToken,
+    AuditEvent,
     Output,
+    ReviewItem,
     TaskModelStats,
     TaskType,
     Validator,
@@ -225,10 +228,13 @@ def output_ingest(*, source: AbstractUser, submission: OutputSubmission) -> Inge
     # Insert first and let the unique constraint find replays: they are rare, and checking
     # first would cost every new output a query. Inside a transaction a savepoint keeps
     # that transaction usable after the constraint fires.
-    guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
+    items = reviews.review_items_for([output])
+    # A held output and its queue item are stored together, or neither is.
+    guard = transaction.atomic() if connection.in_atomic_block or items else nullcontext()
     try:
         with guard:
             _insert_outputs([output])
+            _insert_items(items)
     except IntegrityError:
         existing = _existing_output(source, submission.external_id)
         if existing is None:
@@ -271,6 +277,7 @@ def output_ingest_batch(
         try:
             with transaction.atomic():
                 _insert_outputs(built)
+                _insert_items(reviews.review_items_for(built))
         except IntegrityError as exc:
             raise IdempotencyConflict(
                 "Another request stored some of these external_ids at the same time; "
@@ -350,11 +357,26 @@ def _insert_outputs(outputs: list[Output]) -> None:
         output._state.db = connection.alias
 
 
-def task_type_update(*, task_type: TaskType, changes: dict) -> TaskType:
-    """Apply already-validated threshold and cold-start changes to a task type."""
+def _insert_items(items: list[ReviewItem]) -> None:
+    for item in items:
+        item.output_id = item.output.pk
+    ReviewItem.objects.bulk_create(items)
+
+
+def task_type_update(*, task_type: TaskType, changes: dict, actor: AbstractUser) -> TaskType:
+    """Apply already-validated threshold, cold-start and sampling changes to a task type."""
+    before = {field: getattr(task_type, field) for field in changes}
     for field, value in changes.items():
         setattr(task_type, field, value)
-    task_type.save(update_fields=[*changes, "updated_at"])
+    with transaction.atomic():
+        task_type.save(update_fields=[*changes, "updated_at"])
+        audit_record(
+            actor=actor,
+            action=AuditEvent.Action.THRESHOLD_EDIT,
+            obj=task_type,
+            before=before,
+            after=dict(changes),
+        )
     transaction.on_commit(gate_caches_clear)
     return task_type
 

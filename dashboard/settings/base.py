@@ -132,6 +132,26 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 TOKEN_CACHE_SECONDS = env.float("TOKEN_CACHE_SECONDS", default=10.0)
 GATE_CACHE_SECONDS = env.float("GATE_CACHE_SECONDS", default=5.0)
 
+# The review queue. A claim is a lease: it lapses unless the review page's heartbeat
+# renews it, and a lapsed item goes to the next reviewer who asks.
+REVIEW_LEASE_SECONDS = env.int("REVIEW_LEASE_SECONDS", default=600)
+# A skipped item is not offered again to the reviewer who skipped it for this long.
+REVIEW_SKIP_COOLDOWN_SECONDS = env.int("REVIEW_SKIP_COOLDOWN_SECONDS", default=600)
+REVIEW_REJECT_REASONS = env.list(
+    "REVIEW_REJECT_REASONS",
+    default=["factual_error", "hallucination", "unsafe", "off_task", "formatting", "other"],
+)
+# A bulk decision over more outputs than this is refused: narrow the filter.
+BULK_DECISION_LIMIT = env.int("BULK_DECISION_LIMIT", default=10_000)
+
+# Webhooks. Private, loopback, link-local and metadata addresses are refused unless this is
+# set, which only tests and closed networks should do.
+WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env.bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", default=False)
+WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+# Retries back off exponentially from this delay and stop WEBHOOK_RETRY_HOURS after the event.
+WEBHOOK_RETRY_BASE_SECONDS = env.float("WEBHOOK_RETRY_BASE_SECONDS", default=30.0)
+WEBHOOK_RETRY_HOURS = env.float("WEBHOOK_RETRY_HOURS", default=24.0)
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "gating.authentication.BearerTokenAuthentication",

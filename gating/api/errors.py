@@ -4,16 +4,20 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from gating.exceptions import GatehouseError, IdempotencyConflict
+from gating.exceptions import DecisionInvalid, GatehouseError, IdempotencyConflict, ReviewConflict
 
 _STATUS_BY_ERROR: dict[type[GatehouseError], int] = {
     IdempotencyConflict: status.HTTP_409_CONFLICT,
+    ReviewConflict: status.HTTP_409_CONFLICT,
+    DecisionInvalid: status.HTTP_400_BAD_REQUEST,
 }
 
 
 def exception_handler(exc, context):
     if isinstance(exc, GatehouseError):
         body = {"detail": str(exc)}
+        if isinstance(exc, DecisionInvalid):
+            body = {exc.field: [str(exc)]}
         if isinstance(exc, IdempotencyConflict) and exc.indexes:
             body["indexes"] = exc.indexes
         return Response(body, status=_STATUS_BY_ERROR.get(type(exc), status.HTTP_400_BAD_REQUEST))

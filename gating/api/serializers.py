@@ -41,6 +41,9 @@ class TaskTypeSerializer(serializers.ModelSerializer):
             "approve_threshold",
             "cold_start_reviews",
             "cold_start_margin",
+            "audit_rate_approved",
+            "audit_rate_warning",
+            "double_review_rate",
             "reviewed_count",
             "in_cold_start",
             "created_at",
@@ -53,6 +56,9 @@ class TaskTypeSerializer(serializers.ModelSerializer):
     approve_threshold = serializers.FloatField(min_value=0.0, max_value=10.0, required=False)
     cold_start_reviews = serializers.IntegerField(min_value=0, max_value=100_000, required=False)
     cold_start_margin = serializers.FloatField(min_value=0.0, max_value=10.0, required=False)
+    audit_rate_approved = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
+    audit_rate_warning = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
+    double_review_rate = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
 
     def validate(self, attrs):
         review = attrs.get("review_threshold", getattr(self.instance, "review_threshold", None))

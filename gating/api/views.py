@@ -136,7 +136,11 @@ class TaskTypeDetail(generics.RetrieveUpdateAPIView):
     ]
 
     def perform_update(self, serializer):
-        services.task_type_update(task_type=serializer.instance, changes=serializer.validated_data)
+        services.task_type_update(
+            task_type=serializer.instance,
+            changes=serializer.validated_data,
+            actor=self.request.user,
+        )
 
 
 @extend_schema(

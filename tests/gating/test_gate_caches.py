@@ -7,7 +7,7 @@ from django.test.utils import CaptureQueriesContext
 from gating import services
 from gating.models import TaskType
 from gating.submissions import OutputSubmission
-from tests.factories import SubmissionFactory
+from tests.factories import SubmissionFactory, TaskTypeFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 URL = "/api/v1/outputs/"
@@ -18,15 +18,31 @@ def config_queries(queries):
     return [q["sql"] for q in queries if any(t in q["sql"] for t in tables)]
 
 
+def _inserted_tables(queries):
+    return [q["sql"].split()[2].strip('"') for q in queries if q["sql"].startswith("INSERT")]
+
+
 def test_a_warm_ingest_reads_no_configuration(gateway_api):
+    # Past cold start and never audited: a delivered output is one INSERT and nothing else.
+    TaskTypeFactory(name="summarize", audit_rate_approved=0.0, audit_rate_warning=0.0)
     gateway_api.post(URL, SubmissionFactory(), format="json")
     with CaptureQueriesContext(connection) as ctx:
         response = gateway_api.post(URL, SubmissionFactory(), format="json")
 
     assert response.status_code == 201
+    assert response.json()["decision"] != "pending_review"
     assert config_queries(ctx.captured_queries) == []
-    inserts = [q for q in ctx.captured_queries if q["sql"].startswith("INSERT")]
-    assert len(inserts) == 1
+    assert _inserted_tables(ctx.captured_queries) == ["gating_output"]
+
+
+def test_a_held_output_is_stored_with_its_queue_item(gateway_api):
+    gateway_api.post(URL, SubmissionFactory(task_type="new"), format="json")
+    with CaptureQueriesContext(connection) as ctx:
+        response = gateway_api.post(URL, SubmissionFactory(task_type="new"), format="json")
+
+    assert response.json()["decision"] == "pending_review"  # cold start holds everything
+    assert config_queries(ctx.captured_queries) == []
+    assert _inserted_tables(ctx.captured_queries) == ["gating_output", "gating_reviewitem"]
 
 
 def test_a_threshold_edit_applies_at_once_in_this_process(gateway_api, admin_api):

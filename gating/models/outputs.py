@@ -6,6 +6,7 @@ from django.db.models import F, Q
 from gating.scoring import Decision
 
 _SCORE_RANGE = [MinValueValidator(0.0), MaxValueValidator(10.0)]
+_RATE_RANGE = [MinValueValidator(0.0), MaxValueValidator(1.0)]
 
 # Validators whose failure on an output that requires fact checking triggers the
 # hallucination penalty, unless an admin says otherwise for a task type.
@@ -18,6 +19,11 @@ class TaskType(models.Model):
     approve_threshold = models.FloatField(default=7.0, validators=_SCORE_RANGE)
     cold_start_reviews = models.PositiveIntegerField(default=20)
     cold_start_margin = models.FloatField(default=1.0, validators=[MinValueValidator(0.0)])
+    # Review sampling: audits of delivered outputs measure the gate's error above the review
+    # threshold; second reviews measure reviewers against each other.
+    audit_rate_approved = models.FloatField(default=0.02, validators=_RATE_RANGE)
+    audit_rate_warning = models.FloatField(default=0.10, validators=_RATE_RANGE)
+    double_review_rate = models.FloatField(default=0.10, validators=_RATE_RANGE)
     # Maintained by the review service so that the gate never counts history.
     reviewed_count = models.PositiveIntegerField(default=0, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -31,6 +37,12 @@ class TaskType(models.Model):
                 condition=Q(review_threshold__gte=0)
                 & Q(approve_threshold__lte=10)
                 & Q(review_threshold__lt=F("approve_threshold")),
+            ),
+            models.CheckConstraint(
+                name="task_type_rates_in_unit_interval",
+                condition=Q(audit_rate_approved__gte=0, audit_rate_approved__lte=1)
+                & Q(audit_rate_warning__gte=0, audit_rate_warning__lte=1)
+                & Q(double_review_rate__gte=0, double_review_rate__lte=1),
             ),
         ]
 

@@ -1,0 +1,28 @@
+"""The gating app's models, one module per concern."""
+
+from gating.models.audit import AuditEvent
+from gating.models.outputs import (
+    DEFAULT_FACT_CHECK_VALIDATORS,
+    ApiToken,
+    Output,
+    TaskModelStats,
+    TaskType,
+    Validator,
+)
+from gating.models.queue import Review, ReviewItem
+from gating.models.webhooks import Webhook, WebhookAttempt, WebhookDelivery
+
+__all__ = [
+    "DEFAULT_FACT_CHECK_VALIDATORS",
+    "ApiToken",
+    "AuditEvent",
+    "Output",
+    "Review",
+    "ReviewItem",
+    "TaskModelStats",
+    "TaskType",
+    "Validator",
+    "Webhook",
+    "WebhookAttempt",
+    "WebhookDelivery",
+]

@@ -1,0 +1,127 @@
+"""The review queue: one row per review slot, and one decision per slot."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from gating.models.outputs import Output, TaskType
+
+
+class ReviewItem(models.Model):
+    """A review slot: one human judgment that Gatehouse is waiting for.
+
+    The filter columns (task type, model, score) are copied from the output so that a claim
+    reads one table through one partial index, whatever the queue's size.
+    """
+
+    class Kind(models.TextChoices):
+        REVIEW = "review", "Review"  # the output is held until this is decided
+        AUDIT = "audit", "Audit"  # the output was delivered; a sample checks the gate
+        SECOND = "second", "Second review"  # independent of the first, by someone else
+        ADJUDICATION = "adjudication", "Adjudication"  # a lead settles two disagreeing reviews
+
+    class State(models.TextChoices):
+        OPEN = "open", "Open"
+        DECIDED = "decided", "Decided"
+
+    output = models.ForeignKey(Output, on_delete=models.CASCADE, related_name="review_items")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    # Whether this slot judges a delivered output (an audit, or the second review or
+    # adjudication of one) rather than one the gate held back.
+    is_audit = models.BooleanField(default=False)
+    # The probability that this output was sampled into the queue: 1 for held outputs,
+    # the audit rate for audits. Weighting by its inverse gives unbiased error estimates.
+    inclusion_probability = models.FloatField(default=1.0)
+    # Drawn when the slot is created, so a reviewer cannot tell from the page.
+    needs_second_review = models.BooleanField(default=False)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
+
+    task_type = models.ForeignKey(TaskType, on_delete=models.PROTECT, related_name="+")
+    model = models.CharField(max_length=200)
+    score = models.FloatField()
+    queued_at = models.DateTimeField()
+
+    claimed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="claimed_items",
+    )
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # A skip keeps the item away from the one who skipped it for a while.
+    released_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    released_at = models.DateTimeField(null=True, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        permissions = [
+            ("review_items", "Can claim and decide review items"),
+            ("adjudicate_items", "Can adjudicate disagreeing reviews"),
+            ("bulk_decide", "Can decide a filtered set of held outputs at once"),
+        ]
+        indexes = [
+            # The claim's scan: oldest open item first. Partial, so decided history, however
+            # long, never slows it down.
+            models.Index(
+                fields=["queued_at", "id"], name="item_open_by_age", condition=Q(state="open")
+            ),
+            models.Index(
+                fields=["task_type", "queued_at", "id"],
+                name="item_open_task_by_age",
+                condition=Q(state="open"),
+            ),
+            models.Index(
+                fields=["claimed_by", "lease_expires_at"],
+                name="item_open_claims",
+                condition=Q(state="open") & Q(claimed_by__isnull=False),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} of output {self.output_id}"
+
+
+class Review(models.Model):
+    """One decision on one review slot. The unique slot is what makes it exactly once."""
+
+    class Action(models.TextChoices):
+        APPROVE = "approve", "Approve"
+        MODIFY = "modify", "Modify"
+        REJECT = "reject", "Reject"
+
+    item = models.OneToOneField(ReviewItem, on_delete=models.CASCADE, related_name="review")
+    output = models.ForeignKey(Output, on_delete=models.CASCADE, related_name="reviews")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="reviews"
+    )
+    action = models.CharField(max_length=10, choices=Action.choices)
+    # NULL unless the action is modify.
+    edited_output = models.TextField(null=True, blank=True)  # noqa: DJ001
+    reason = models.CharField(max_length=50, blank=True)
+    note = models.TextField(blank=True)
+    # Bulk decisions are one lead's call on many outputs, not independent judgments: the
+    # learning cycles leave them out.
+    is_bulk = models.BooleanField(default=False)
+    decided_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-decided_at", "-id"]
+        indexes = [
+            models.Index(fields=["output", "reviewer"], name="review_output_reviewer"),
+            models.Index(fields=["reviewer", "decided_at"], name="review_reviewer_time"),
+            models.Index(fields=["decided_at"], name="review_time"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                name="review_modify_has_text",
+                condition=Q(action="modify", edited_output__isnull=False)
+                | (~Q(action="modify") & Q(edited_output__isnull=True)),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} by {self.reviewer} on output {self.output_id}"
