@@ -3,7 +3,7 @@
 from django.contrib.auth.models import AbstractUser
 from django.db.models import QuerySet
 
-from gating.models import Output
+from gating.models import Output, Review, ReviewItem
 
 
 def outputs_visible_to(user: AbstractUser) -> QuerySet[Output]:
@@ -12,3 +12,31 @@ def outputs_visible_to(user: AbstractUser) -> QuerySet[Output]:
     if user.has_perm("gating.view_all_outputs"):
         return outputs
     return outputs.filter(source=user)
+
+
+def queue_open_items() -> QuerySet[ReviewItem]:
+    return ReviewItem.objects.filter(state=ReviewItem.State.OPEN)
+
+
+def queue_summary(items: QuerySet[ReviewItem], *, now) -> dict:
+    """Size and oldest item of a (filtered) queue: what the queue page and alerts show."""
+    open_items = items.filter(state=ReviewItem.State.OPEN)
+    oldest = open_items.order_by("queued_at", "id").values_list("queued_at", flat=True).first()
+    return {
+        "size": open_items.count(),
+        "oldest_queued_at": oldest,
+        "oldest_age_seconds": (now - oldest).total_seconds() if oldest else None,
+    }
+
+
+def item_prior_reviews(item: ReviewItem) -> list[Review]:
+    """What an adjudicator sees: the disagreeing decisions. Nobody else sees earlier ones,
+    so that a second review stays independent."""
+    if item.kind != ReviewItem.Kind.ADJUDICATION:
+        return []
+    return list(
+        Review.objects.filter(output_id=item.output_id, item__is_audit=item.is_audit)
+        .exclude(item=item)
+        .select_related("reviewer", "item")
+        .order_by("decided_at", "id")
+    )

@@ -1,6 +1,6 @@
 import django_filters
 
-from gating.models import Output
+from gating.models import Output, ReviewItem, TaskType
 from gating.scoring import Decision
 
 
@@ -15,3 +15,19 @@ class OutputFilter(django_filters.FilterSet):
     class Meta:
         model = Output
         fields = ["task_type", "model", "decision", "status", "created_after", "created_before"]
+
+
+class ReviewItemFilter(django_filters.FilterSet):
+    """The queue's filters: the list, the claim, and the bulk decision all take these."""
+
+    task_type = django_filters.ModelChoiceFilter(
+        queryset=TaskType.objects.all(), to_field_name="name"
+    )
+    model = django_filters.CharFilter()
+    score_min = django_filters.NumberFilter(field_name="score", lookup_expr="gte")
+    score_max = django_filters.NumberFilter(field_name="score", lookup_expr="lt")
+    kind = django_filters.ChoiceFilter(choices=ReviewItem.Kind.choices)
+
+    class Meta:
+        model = ReviewItem
+        fields = ["task_type", "model", "score_min", "score_max", "kind"]

@@ -1,6 +1,10 @@
 from rest_framework import serializers
 
-from gating.models import Output, TaskType
+from gating.models import Output, Review, ReviewItem, TaskType
+
+
+def _iso(moment) -> str | None:
+    return moment.isoformat().replace("+00:00", "Z") if moment else None
 
 
 def output_representation(output: Output) -> dict:
@@ -23,8 +27,82 @@ def output_representation(output: Output) -> dict:
             "approve": round(output.approve_threshold, 4),
         },
         "scorer": output.scorer,
-        "created_at": output.created_at.isoformat().replace("+00:00", "Z"),
+        "created_at": _iso(output.created_at),
+        "decided_at": _iso(output.decided_at),
     }
+
+
+def output_for_review(output: Output) -> dict:
+    """Everything a reviewer needs to judge an output: the gate's view plus the texts."""
+    return {
+        **output_representation(output),
+        "input": output.input_text,
+        "output": output.output_text,
+        "validators": output.validator_results,
+        "input_clarity": output.input_clarity,
+        "coherence": output.coherence,
+        "requires_fact_check": output.requires_fact_check,
+        "evidence": output.evidence,
+        "metadata": output.metadata,
+    }
+
+
+def review_representation(review: Review) -> dict:
+    return {
+        "id": review.pk,
+        "item": review.item_id,
+        "kind": review.item.kind,
+        "reviewer": review.reviewer.username,
+        "action": review.action,
+        "output": review.edited_output,
+        "reason": review.reason,
+        "note": review.note,
+        "is_bulk": review.is_bulk,
+        "decided_at": _iso(review.decided_at),
+    }
+
+
+def queue_entry_representation(item: ReviewItem, *, now) -> dict:
+    """A queue row: enough to pick and filter, without the texts."""
+    return {
+        "id": item.pk,
+        "kind": item.kind,
+        "output_id": item.output_id,
+        "task_type": item.task_type.name,
+        "model": item.model,
+        "score": round(item.score, 4),
+        "queued_at": _iso(item.queued_at),
+        "age_seconds": round((now - item.queued_at).total_seconds(), 1),
+        "claimed_by": item.claimed_by.username if item.claimed_by_id else None,
+        "lease_expires_at": _iso(item.lease_expires_at),
+    }
+
+
+def review_item_representation(item: ReviewItem, *, now, prior_reviews=()) -> dict:
+    """A claimed item as the review page and the API show it. ``prior_reviews`` is only
+    ever non-empty for an adjudication."""
+    return {
+        **queue_entry_representation(item, now=now),
+        "is_audit": item.is_audit,
+        "state": item.state,
+        "output": output_for_review(item.output),
+        "prior_reviews": [review_representation(r) for r in prior_reviews],
+    }
+
+
+class DecisionSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(choices=Review.Action.choices)
+    output = serializers.CharField(
+        required=False, allow_blank=True, trim_whitespace=False, max_length=200_000
+    )
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=50, default="")
+    note = serializers.CharField(required=False, allow_blank=True, max_length=5_000, default="")
+
+
+class BulkDecisionSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(choices=[Review.Action.APPROVE, Review.Action.REJECT])
+    reason = serializers.CharField(max_length=500)
+    dry_run = serializers.BooleanField(default=False)
 
 
 class OutputSerializer(serializers.BaseSerializer):

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from gating.api import views
+from gating.api import queue_views, views
 
 urlpatterns = [
     path("outputs/", views.OutputCollection.as_view(), name="api-outputs"),
@@ -9,4 +9,11 @@ urlpatterns = [
     path("task-types/", views.TaskTypeList.as_view(), name="api-task-types"),
     path("task-types/<str:name>/", views.TaskTypeDetail.as_view(), name="api-task-type-detail"),
     path("ping/", views.ping, name="api-ping"),
+    path("queue/", queue_views.QueueList.as_view(), name="api-queue"),
+    path("queue/summary/", queue_views.queue_summary, name="api-queue-summary"),
+    path("queue/claim/", queue_views.queue_claim, name="api-queue-claim"),
+    path("queue/bulk-decision/", queue_views.queue_bulk_decision, name="api-queue-bulk"),
+    path("queue/<int:item_id>/heartbeat/", queue_views.queue_heartbeat, name="api-queue-heartbeat"),
+    path("queue/<int:item_id>/release/", queue_views.queue_release, name="api-queue-release"),
+    path("queue/<int:item_id>/decision/", queue_views.queue_decision, name="api-queue-decision"),
 ]

@@ -1,0 +1,209 @@
+"""The reviewers' API: list, claim, heartbeat, release, decide; bulk decisions for leads.
+
+The review pages call these same endpoints (with the session and a CSRF token)."""
+
+from django.db.models import QuerySet
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics, status
+from rest_framework.decorators import api_view, parser_classes, permission_classes
+from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import CursorPagination
+from rest_framework.parsers import FormParser, JSONParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+
+from gating import reviews, selectors
+from gating.api.filters import ReviewItemFilter
+from gating.api.permissions import require_perm
+from gating.api.serializers import (
+    BulkDecisionSerializer,
+    DecisionSerializer,
+    queue_entry_representation,
+    review_item_representation,
+    review_representation,
+)
+from gating.models import ReviewItem
+
+_CAN_REVIEW = [IsAuthenticated, require_perm("gating.review_items")]
+_FILTER_PARAMS = [
+    OpenApiParameter("task_type", str, description="Task type name"),
+    OpenApiParameter("model", str),
+    OpenApiParameter("score_min", float, description="Score at least this"),
+    OpenApiParameter("score_max", float, description="Score below this"),
+    OpenApiParameter("kind", str, enum=["review", "audit", "second", "adjudication"]),
+]
+# JSON for API clients; form-encoded for the pages' htmx forms.
+_PARSERS = [JSONParser, FormParser]
+_CONFLICT = OpenApiResponse(
+    description="Decided already, or you do not hold the item's claim; nothing changed."
+)
+
+
+def _filtered_items(data) -> QuerySet[ReviewItem]:
+    """The queue narrowed by the filters in ``data``; 400 naming each bad filter."""
+    filterset = ReviewItemFilter(data=data, queryset=selectors.queue_open_items())
+    if not filterset.is_valid():
+        raise ValidationError(filterset.errors)
+    return filterset.qs
+
+
+def _filters_from(request) -> dict:
+    # Filters may come in the query string or the body: the page's forms post them.
+    data = request.query_params.dict()
+    if hasattr(request.data, "items"):
+        data.update({k: v for k, v in request.data.items() if k in ReviewItemFilter.base_filters})
+    return data
+
+
+class QueueCursorPagination(CursorPagination):
+    ordering = ("queued_at", "id")
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+@extend_schema(
+    summary="The open queue, oldest first",
+    parameters=_FILTER_PARAMS,
+    responses={200: OpenApiTypes.OBJECT},
+)
+class QueueList(generics.ListAPIView):
+    permission_classes = _CAN_REVIEW
+    pagination_class = QueueCursorPagination
+    filter_backends = []
+
+    def get_queryset(self):
+        return _filtered_items(self.request.query_params).select_related("task_type", "claimed_by")
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        now = timezone.now()
+        return self.get_paginated_response(
+            [queue_entry_representation(item, now=now) for item in page]
+        )
+
+
+@extend_schema(
+    summary="Queue size and the age of its oldest item",
+    parameters=_FILTER_PARAMS,
+    responses={200: OpenApiTypes.OBJECT},
+)
+@api_view(["GET"])
+@permission_classes(_CAN_REVIEW)
+def queue_summary(request):
+    return Response(
+        selectors.queue_summary(_filtered_items(request.query_params), now=timezone.now())
+    )
+
+
+def _item_response(item, *, status_code=status.HTTP_200_OK) -> Response:
+    return Response(
+        review_item_representation(
+            item, now=timezone.now(), prior_reviews=selectors.item_prior_reviews(item)
+        ),
+        status=status_code,
+    )
+
+
+@extend_schema(
+    summary="Claim the next item (or get the one you hold)",
+    description="Takes the oldest open item matching the filters under a lease of "
+    "REVIEW_LEASE_SECONDS. While you hold a live lease, claiming again returns that item.",
+    parameters=_FILTER_PARAMS,
+    request=None,
+    responses={
+        200: OpenApiTypes.OBJECT,
+        204: OpenApiResponse(description="Nothing left to claim."),
+        400: OpenApiResponse(description="A bad filter; the body names it."),
+    },
+)
+@api_view(["POST"])
+@permission_classes(_CAN_REVIEW)
+@parser_classes(_PARSERS)
+def queue_claim(request):
+    item = reviews.item_claim(reviewer=request.user, items=_filtered_items(_filters_from(request)))
+    if item is None:
+        return Response(status=status.HTTP_204_NO_CONTENT)
+    return _item_response(item)
+
+
+@extend_schema(
+    summary="Renew your lease on an item",
+    request=None,
+    responses={200: OpenApiTypes.OBJECT, 404: None, 409: _CONFLICT},
+)
+@api_view(["POST"])
+@permission_classes(_CAN_REVIEW)
+def queue_heartbeat(request, item_id: int):
+    item = reviews.item_heartbeat(item_id=item_id, reviewer=request.user)
+    return Response({"id": item.pk, "lease_expires_at": item.lease_expires_at})
+
+
+@extend_schema(
+    summary="Give an item back to the queue (skip)",
+    request=None,
+    responses={204: None, 404: None, 409: _CONFLICT},
+)
+@api_view(["POST"])
+@permission_classes(_CAN_REVIEW)
+def queue_release(request, item_id: int):
+    reviews.item_release(item_id=item_id, reviewer=request.user)
+    return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema(
+    summary="Decide the item you hold: approve, modify or reject",
+    request=DecisionSerializer,
+    responses={
+        201: OpenApiTypes.OBJECT,
+        400: OpenApiResponse(description="The body names each bad field."),
+        404: None,
+        409: _CONFLICT,
+    },
+)
+@api_view(["POST"])
+@permission_classes(_CAN_REVIEW)
+@parser_classes(_PARSERS)
+def queue_decision(request, item_id: int):
+    serializer = DecisionSerializer(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    data = serializer.validated_data
+    review = reviews.item_decide(
+        item_id=item_id,
+        reviewer=request.user,
+        decision=reviews.DecisionInput(
+            action=data["action"],
+            edited_output=data.get("output"),
+            reason=data["reason"],
+            note=data["note"],
+        ),
+    )
+    return Response(review_representation(review), status=status.HTTP_201_CREATED)
+
+
+@extend_schema(
+    summary="Decide every held output matching the filters (leads)",
+    description="Approve or reject at once, with a required reason. Each decision is marked "
+    "as bulk and audit-logged; the learning cycles leave bulk decisions out. "
+    "With dry_run, only counts.",
+    parameters=_FILTER_PARAMS,
+    request=BulkDecisionSerializer,
+    responses={200: OpenApiTypes.OBJECT, 400: OpenApiResponse(description="Names the field.")},
+)
+@api_view(["POST"])
+@permission_classes([IsAuthenticated, require_perm("gating.bulk_decide")])
+@parser_classes(_PARSERS)
+def queue_bulk_decision(request):
+    serializer = BulkDecisionSerializer(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    data = serializer.validated_data
+    items = _filtered_items(_filters_from(request))
+    if data["dry_run"]:
+        matched = items.filter(is_audit=False).values("output_id").distinct().count()
+        return Response({"outputs": matched, "dry_run": True})
+    decided = reviews.bulk_decide(
+        lead=request.user, items=items, action=data["action"], reason=data["reason"]
+    )
+    return Response({"outputs": decided, "dry_run": False})
