@@ -56,3 +56,27 @@ def _fresh_process_caches():
     yield
     gate_caches_clear()
     forget_tokens()
+
+
+@pytest.fixture
+def held_outputs(gateway):
+    """Ingest outputs that the gate holds for review: ``held_outputs(3, task_type="t")``.
+
+    The task type is created in cold start (so every output is held) with no second reviews
+    and no audits, unless the keyword arguments say otherwise.
+    """
+    from gating import services
+    from gating.submissions import OutputSubmission
+    from tests.factories import SubmissionFactory, TaskTypeFactory
+
+    def _held(count=1, *, task_type="held", model="model-a", **task_type_fields):
+        fields = {"reviewed_count": 0, "double_review_rate": 0.0, **task_type_fields}
+        TaskTypeFactory(name=task_type, **fields)
+        submissions = [
+            OutputSubmission(**SubmissionFactory(task_type=task_type, model=model))
+            for _ in range(count)
+        ]
+        results = services.output_ingest_batch(source=gateway, submissions=submissions)
+        return [r.output for r in results]
+
+    return _held

@@ -43,6 +43,33 @@ ROUTES = {
     ("get", "/api/v1/ping/", None): {
         Role.GATEWAY: 200, Role.REVIEWER: 200, Role.LEAD: 200, Role.ADMIN: 200,
     },
+    ("get", "/api/v1/queue/", None): {
+        Role.GATEWAY: 403, Role.REVIEWER: 200, Role.LEAD: 200, Role.ADMIN: 200,
+    },
+    ("get", "/api/v1/queue/summary/", None): {
+        Role.GATEWAY: 403, Role.REVIEWER: 200, Role.LEAD: 200, Role.ADMIN: 200,
+    },
+    # The queue is empty: a permitted claim finds nothing.
+    ("post", "/api/v1/queue/claim/", None): {
+        Role.GATEWAY: 403, Role.REVIEWER: 204, Role.LEAD: 204, Role.ADMIN: 204,
+    },
+    ("post", "/api/v1/queue/bulk-decision/", "bulk"): {
+        Role.GATEWAY: 403, Role.REVIEWER: 403, Role.LEAD: 200, Role.ADMIN: 200,
+    },
+    # No such item: permitted roles get 404, the rest never learn that much.
+    ("post", "/api/v1/queue/999999/heartbeat/", None): {
+        Role.GATEWAY: 403, Role.REVIEWER: 404, Role.LEAD: 404, Role.ADMIN: 404,
+    },
+    ("post", "/api/v1/queue/999999/release/", None): {
+        Role.GATEWAY: 403, Role.REVIEWER: 404, Role.LEAD: 404, Role.ADMIN: 404,
+    },
+    ("post", "/api/v1/queue/999999/decision/", "decision"): {
+        Role.GATEWAY: 403, Role.REVIEWER: 404, Role.LEAD: 404, Role.ADMIN: 404,
+    },
+    ("get", "/api/schema/", None): {
+        ANON: 200, BAD_TOKEN: 401, Role.GATEWAY: 200, Role.REVIEWER: 200, Role.LEAD: 200,
+        Role.ADMIN: 200,
+    },
 }  # fmt: skip
 
 BODIES = {
@@ -50,6 +77,8 @@ BODIES = {
     "submission": lambda: SubmissionFactory(),
     "batch": lambda: {"outputs": [SubmissionFactory()]},
     "thresholds": lambda: {"review_threshold": 3.5},
+    "bulk": lambda: {"action": "reject", "reason": "broken model"},
+    "decision": lambda: {"action": "approve"},
 }
 
 CASES = [
