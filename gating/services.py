@@ -229,12 +229,15 @@ def output_ingest(*, source: AbstractUser, submission: OutputSubmission) -> Inge
     # first would cost every new output a query. Inside a transaction a savepoint keeps
     # that transaction usable after the constraint fires.
     items = reviews.review_items_for([output])
-    # A held output and its queue item are stored together, or neither is.
-    guard = transaction.atomic() if connection.in_atomic_block or items else nullcontext()
+    # A held output and its queue item are stored together, or neither is: PostgreSQL
+    # inserts both in one statement; elsewhere they need a transaction.
+    needs_transaction = items and connection.vendor != "postgresql"
+    guard = (
+        transaction.atomic() if connection.in_atomic_block or needs_transaction else nullcontext()
+    )
     try:
         with guard:
-            _insert_outputs([output])
-            _insert_items(items)
+            _insert_outputs([output], items)
     except IntegrityError:
         existing = _existing_output(source, submission.external_id)
         if existing is None:
@@ -276,8 +279,7 @@ def output_ingest_batch(
         ]
         try:
             with transaction.atomic():
-                _insert_outputs(built)
-                _insert_items(reviews.review_items_for(built))
+                _insert_outputs(built, reviews.review_items_for(built))
         except IntegrityError as exc:
             raise IdempotencyConflict(
                 "Another request stored some of these external_ids at the same time; "
@@ -306,61 +308,106 @@ def _json_text(value) -> str | None:
     return None if value is None else json.dumps(value)
 
 
-def _insert_outputs(outputs: list[Output]) -> None:
-    """Insert outputs and set their ids, bypassing the ORM's per-row SQL compilation.
+@dataclass(frozen=True)
+class _Table:
+    """A model's columns and how to put each value into SQL, for the hand-written inserts."""
 
-    This is the gate's hot path: on PostgreSQL one row goes in as a plain INSERT and many
-    as COPY, which is several times faster than a multi-row INSERT for rows with large
-    JSON columns. Other databases use bulk_create.
+    name: str
+    fields: list
+    preps: list
+
+    @classmethod
+    def of(cls, model, *, exclude=("id",)) -> _Table:
+        fields = [f for f in model._meta.concrete_fields if f.attname not in exclude]
+        # JSON goes in as text, which PostgreSQL parses into jsonb: psycopg's own JSON
+        # adapter costs more per value than the rest of the row together.
+        preps = [
+            _json_text
+            if isinstance(f, JSONField)
+            else partial(f.get_db_prep_save, connection=connection)
+            for f in fields
+        ]
+        return cls(name=model._meta.db_table, fields=fields, preps=preps)
+
+    @property
+    def quoted(self) -> str:
+        return connection.ops.quote_name(self.name)
+
+    @property
+    def columns(self) -> str:
+        return ", ".join(connection.ops.quote_name(f.column) for f in self.fields)
+
+    @property
+    def placeholders(self) -> str:
+        return ", ".join(["%s"] * len(self.fields))
+
+    def row(self, obj) -> list:
+        return [
+            prep(getattr(obj, f.attname)) for prep, f in zip(self.preps, self.fields, strict=True)
+        ]
+
+
+def _insert_outputs(outputs: list[Output], items: list[ReviewItem]) -> None:
+    """Insert new outputs with their queue items and set their ids.
+
+    This is the gate's hot path, so on PostgreSQL it bypasses the ORM's per-row SQL
+    compilation: one output (and its item) goes in as a single statement, and a batch as
+    COPY, which is several times faster than a multi-row INSERT for rows with large JSON
+    columns. Other databases use bulk_create.
     """
-    if connection.vendor != "postgresql" or not outputs:
+    if connection.vendor != "postgresql":
         Output.objects.bulk_create(outputs)
+        for item in items:
+            item.output_id = item.output.pk
+        ReviewItem.objects.bulk_create(items)
         return
-    fields = [f for f in Output._meta.concrete_fields if f.attname != "id"]
-    table = connection.ops.quote_name(Output._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-
-    # JSON goes in as text, which PostgreSQL parses into jsonb: psycopg's own JSON adapter
-    # costs more per value than the rest of the row together.
-    preps = [
-        _json_text
-        if isinstance(f, JSONField)
-        else partial(f.get_db_prep_save, connection=connection)
-        for f in fields
-    ]
-
-    def row(output: Output) -> list:
-        return [prep(getattr(output, f.attname)) for prep, f in zip(preps, fields, strict=True)]
-
     with connection.cursor() as cursor, connection.wrap_database_errors:
         if len(outputs) == 1:
-            placeholders = ", ".join(["%s"] * len(fields))
-            cursor.execute(
-                f"INSERT INTO {table} ({columns}) VALUES ({placeholders}) RETURNING id",
-                row(outputs[0]),
-            )
-            ids = cursor.fetchall()
+            _insert_one(cursor, outputs[0], items[0] if items else None)
         else:
-            cursor.execute(
-                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-                [Output._meta.db_table, len(outputs)],
-            )
-            ids = cursor.fetchall()
-            for output, (pk,) in zip(outputs, ids, strict=True):
-                output.pk = pk
-            with cursor.cursor.copy(f"COPY {table} (id, {columns}) FROM STDIN") as copy:
-                for output in outputs:
-                    copy.write_row([output.pk, *row(output)])
-    for output, (pk,) in zip(outputs, ids, strict=True):
-        output.pk = pk
-        output._state.adding = False
-        output._state.db = connection.alias
+            _copy(cursor, _Table.of(Output), outputs)
+            for item in items:
+                item.output_id = item.output.pk
+            _copy(cursor, _Table.of(ReviewItem), items)
+    for obj in [*outputs, *items]:
+        obj._state.adding = False
+        obj._state.db = connection.alias
 
 
-def _insert_items(items: list[ReviewItem]) -> None:
-    for item in items:
-        item.output_id = item.output.pk
-    ReviewItem.objects.bulk_create(items)
+def _insert_one(cursor, output: Output, item: ReviewItem | None) -> None:
+    table = _Table.of(Output)
+    insert = (
+        f"INSERT INTO {table.quoted} ({table.columns}) VALUES ({table.placeholders}) RETURNING id"
+    )
+    if item is None:
+        cursor.execute(insert, table.row(output))
+        (output.pk,) = cursor.fetchone()
+        return
+    # A held output and its queue item in one statement: atomic without a transaction's
+    # extra round trips.
+    items = _Table.of(ReviewItem, exclude=("id", "output_id"))
+    cursor.execute(
+        f"WITH new_output AS ({insert}) "
+        f"INSERT INTO {items.quoted} (output_id, {items.columns}) "
+        f"SELECT id, {items.placeholders} FROM new_output RETURNING output_id, id",
+        [*table.row(output), *items.row(item)],
+    )
+    output.pk, item.pk = cursor.fetchone()
+    item.output_id = output.pk
+
+
+def _copy(cursor, table: _Table, objs: list) -> None:
+    if not objs:
+        return
+    cursor.execute(
+        "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+        [table.name, len(objs)],
+    )
+    for obj, (pk,) in zip(objs, cursor.fetchall(), strict=True):
+        obj.pk = pk
+    with cursor.cursor.copy(f"COPY {table.quoted} (id, {table.columns}) FROM STDIN") as copy:
+        for obj in objs:
+            copy.write_row([obj.pk, *table.row(obj)])
 
 
 def task_type_update(*, task_type: TaskType, changes: dict, actor: AbstractUser) -> TaskType:

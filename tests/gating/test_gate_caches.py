@@ -1,5 +1,7 @@
 """The per-process caches on the hot path: fewer queries, never a stale or phantom row."""
 
+import re
+
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
@@ -19,7 +21,7 @@ def config_queries(queries):
 
 
 def _inserted_tables(queries):
-    return [q["sql"].split()[2].strip('"') for q in queries if q["sql"].startswith("INSERT")]
+    return [table for q in queries for table in re.findall(r'INSERT INTO "(\w+)"', q["sql"])]
 
 
 def test_a_warm_ingest_reads_no_configuration(gateway_api):
