@@ -203,6 +203,17 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# The schedule lives in code; beat's DatabaseScheduler copies it into django-celery-beat's
+# tables, where admins can see and adjust it. Each entry expires before its next run, so a
+# late run is dropped rather than piled up behind the next one.
+CELERY_BEAT_SCHEDULE = {
+    # A broker restart drops the countdowns that webhook retries wait on: find them again.
+    "webhook-deliveries-resume": {
+        "task": "gating.tasks.webhook_deliveries_resume",
+        "schedule": 300.0,
+        "options": {"expires": 240.0},
+    },
+}
 
 LOGGING = {
     "version": 1,
