@@ -40,3 +40,8 @@ def item_prior_reviews(item: ReviewItem) -> list[Review]:
         .select_related("reviewer", "item")
         .order_by("decided_at", "id")
     )
+
+
+def bulk_decision_count(items: QuerySet[ReviewItem]) -> int:
+    """How many held outputs a bulk decision over these items would decide (audits never)."""
+    return items.filter(is_audit=False).values("output_id").distinct().count()

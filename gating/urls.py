@@ -1,3 +1,12 @@
 from django.urls import path
 
-urlpatterns: list = []
+from gating import views
+
+urlpatterns = [
+    path("queue/", views.queue_page, name="queue"),
+    path("queue/table/", views.queue_table, name="queue-table"),
+    path("queue/next/", views.queue_next, name="queue-next"),
+    path("queue/bulk/", views.queue_bulk, name="queue-bulk"),
+    path("review/<int:item_id>/", views.review_page, name="review"),
+    path("review/<int:item_id>/diff/", views.review_diff, name="review-diff"),
+]

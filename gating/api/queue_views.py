@@ -136,6 +136,7 @@ def queue_claim(request):
 )
 @api_view(["POST"])
 @permission_classes(_CAN_REVIEW)
+@parser_classes(_PARSERS)
 def queue_heartbeat(request, item_id: int):
     item = reviews.item_heartbeat(item_id=item_id, reviewer=request.user)
     return Response({"id": item.pk, "lease_expires_at": item.lease_expires_at})
@@ -148,6 +149,7 @@ def queue_heartbeat(request, item_id: int):
 )
 @api_view(["POST"])
 @permission_classes(_CAN_REVIEW)
+@parser_classes(_PARSERS)
 def queue_release(request, item_id: int):
     reviews.item_release(item_id=item_id, reviewer=request.user)
     return Response(status=status.HTTP_204_NO_CONTENT)
@@ -201,7 +203,7 @@ def queue_bulk_decision(request):
     data = serializer.validated_data
     items = _filtered_items(_filters_from(request))
     if data["dry_run"]:
-        matched = items.filter(is_audit=False).values("output_id").distinct().count()
+        matched = selectors.bulk_decision_count(items)
         return Response({"outputs": matched, "dry_run": True})
     decided = reviews.bulk_decide(
         lead=request.user, items=items, action=data["action"], reason=data["reason"]

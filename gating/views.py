@@ -1,0 +1,231 @@
+"""The reviewers' pages: the queue, the review page, bulk decisions.
+
+Reads go through the selectors and writes through ``gating.reviews``. The review page's
+buttons post to the queue API (``gating.api.queue_views``) with the session and its CSRF
+token, so the page and API clients go through one set of rules.
+
+Everything from an output, its input, metadata or evidence is untrusted text: templates
+show it through autoescaping only, never ``|safe``.
+"""
+
+import json
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required, permission_required
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from gating import diffs, reviews, selectors
+from gating.api.filters import ReviewItemFilter
+from gating.api.serializers import BulkDecisionSerializer
+from gating.exceptions import DecisionInvalid
+from gating.models import Review, ReviewItem
+
+QUEUE_PAGE_ROWS = 100
+_BULK_DONE = {Review.Action.APPROVE: "Approved", Review.Action.REJECT: "Rejected"}
+
+
+def page_for(permission: str):
+    """Anonymous visitors go to the login page; a logged-in role without ``permission``
+    gets 403."""
+
+    def decorator(view):
+        return login_required(permission_required(permission, raise_exception=True)(view))
+
+    return decorator
+
+
+def _filter_params(data) -> dict[str, str]:
+    """The queue filters present in ``data``: what the pages carry from step to step."""
+    return {name: data[name] for name in ReviewItemFilter.base_filters if data.get(name)}
+
+
+def _queue_filter(data) -> ReviewItemFilter:
+    return ReviewItemFilter(data=_filter_params(data), queryset=selectors.queue_open_items())
+
+
+def _with_filters(url: str, filters: dict[str, str]) -> str:
+    return f"{url}?{urlencode(filters)}" if filters else url
+
+
+def _pretty_json(value) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+# --------------------------------------------------------------------------- the queue
+
+
+@page_for("gating.review_items")
+@require_GET
+def queue_page(request):
+    return _queue_response(request, "gating/queue.html")
+
+
+@page_for("gating.review_items")
+@require_GET
+def queue_table(request):
+    """The queue page's summary and table alone, which the page polls to stay current."""
+    return _queue_response(request, "gating/_queue_table.html")
+
+
+def _queue_response(request, template: str):
+    filterset = _queue_filter(request.GET)
+    filters = _filter_params(request.GET)
+    now = timezone.now()
+    context = {
+        "filter_form": filterset.form,
+        "filters": filters,
+        "filter_query": urlencode(filters),
+        "now": now,
+        "row_limit": QUEUE_PAGE_ROWS,
+    }
+    if not filterset.is_valid():
+        return render(request, template, context, status=400)
+    items = filterset.qs
+    context |= {
+        "summary": selectors.queue_summary(items, now=now),
+        "items": items.select_related("task_type", "claimed_by").order_by("queued_at", "id")[
+            :QUEUE_PAGE_ROWS
+        ],
+        "held_item": reviews.item_held_by(request.user, now=now),
+    }
+    return render(request, template, context)
+
+
+@page_for("gating.review_items")
+@require_POST
+def queue_next(request):
+    """Claim the oldest item matching the posted filters and open it (or the one held)."""
+    filterset = _queue_filter(request.POST)
+    filters = _filter_params(request.POST)
+    if not filterset.is_valid():
+        messages.error(request, "Those filters are not valid: fix them and try again.")
+        return redirect(_with_filters(reverse("queue"), filters))
+    item = reviews.item_claim(reviewer=request.user, items=filterset.qs)
+    if item is None:
+        messages.info(request, "Nothing left to review.")
+        return redirect(_with_filters(reverse("queue"), filters))
+    return redirect(_with_filters(reverse("review", args=[item.pk]), filters))
+
+
+# --------------------------------------------------------------------------- one item
+
+
+@page_for("gating.review_items")
+@require_GET
+def review_page(request, item_id: int):
+    item = get_object_or_404(
+        ReviewItem.objects.select_related("output", "output__task_type"), pk=item_id
+    )
+    if item.state != ReviewItem.State.OPEN or item.claimed_by_id != request.user.pk:
+        messages.warning(
+            request, f"You do not hold item {item_id}: take the next one from the queue."
+        )
+        return redirect("queue")
+    output = item.output
+    # Only an adjudication has prior reviews: a second review must stay independent.
+    prior_reviews = [
+        {
+            "review": review,
+            "diff": diffs.word_diff(output.output_text, review.edited_output)
+            if review.edited_output is not None
+            else None,
+        }
+        for review in selectors.item_prior_reviews(item)
+    ]
+    return render(
+        request,
+        "gating/review.html",
+        {
+            "item": item,
+            "output": output,
+            "now": timezone.now(),
+            "prior_reviews": prior_reviews,
+            "evidence_json": None if output.evidence is None else _pretty_json(output.evidence),
+            "metadata_json": _pretty_json(output.metadata) if output.metadata else None,
+            "reject_reasons": settings.REVIEW_REJECT_REASONS,
+            "filters": _filter_params(request.GET),
+        },
+    )
+
+
+@page_for("gating.review_items")
+@require_POST
+def review_diff(request, item_id: int):
+    """The live preview of a modification: the posted text against the original output.
+
+    Not limited to the claim's holder: every reviewer can read the output through the API
+    anyway, and a preview must not break while a lapsed lease changes hands.
+    """
+    item = get_object_or_404(ReviewItem.objects.select_related("output"), pk=item_id)
+    original = item.output.output_text
+    edited = request.POST.get("output", "")
+    return render(
+        request,
+        "gating/_diff.html",
+        {"segments": diffs.word_diff(original, edited), "changed": edited != original},
+    )
+
+
+# --------------------------------------------------------------------------- bulk
+
+
+@page_for("gating.bulk_decide")
+@require_http_methods(["GET", "POST"])
+def queue_bulk(request):
+    """Filters, action and reason; then a preview with the count; then the decision."""
+    data = request.POST if request.method == "POST" else request.GET
+    filterset = _queue_filter(data)
+    decision = BulkDecisionSerializer(
+        data={"action": data.get("action", ""), "reason": data.get("reason", "")}
+    )
+    context = {
+        "filter_form": filterset.form,
+        "filters": _filter_params(data),
+        "actions": [Review.Action.APPROVE, Review.Action.REJECT],
+        "action": data.get("action", ""),
+        "reason": data.get("reason", ""),
+    }
+    if request.method == "GET":
+        return render(request, "gating/bulk.html", context)
+    # Both validated, so the page names every bad field at once.
+    filters_valid, decision_valid = filterset.is_valid(), decision.is_valid()
+    if not (filters_valid and decision_valid):
+        return render(
+            request, "gating/bulk.html", context | {"errors": decision.errors}, status=400
+        )
+    action, reason = decision.validated_data["action"], decision.validated_data["reason"]
+    if request.POST.get("step") != "confirm":
+        # What bulk_decide would decide, counted as the API's dry run counts it.
+        matched = selectors.bulk_decision_count(filterset.qs)
+        return render(
+            request,
+            "gating/bulk.html",
+            context
+            | {
+                "preview": True,
+                "matched": matched,
+                "over_limit": matched > settings.BULK_DECISION_LIMIT,
+                "limit": settings.BULK_DECISION_LIMIT,
+            },
+        )
+    try:
+        decided = reviews.bulk_decide(
+            lead=request.user, items=filterset.qs, action=action, reason=reason
+        )
+    except DecisionInvalid as error:
+        return render(
+            request,
+            "gating/bulk.html",
+            context | {"errors": {error.field: [str(error)]}},
+            status=400,
+        )
+    messages.success(
+        request,
+        f"{_BULK_DONE[action]} {decided} held output{'s' if decided != 1 else ''}.",
+    )
+    return redirect("queue-bulk")

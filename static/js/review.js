@@ -1,0 +1,105 @@
+// Keyboard shortcuts for the queue and review pages, and what happens after the review
+// page's htmx requests. Plain script: no build step, no framework beyond htmx.
+//
+// The server's answers are untrusted text here: they reach the page through textContent only.
+(function () {
+  "use strict";
+
+  const TYPING = "input, textarea, select, [contenteditable]";
+  let held = document.querySelector("[data-held-item]") !== null;
+  let deciding = false;
+
+  function say(id, text) {
+    const element = document.getElementById(id);
+    if (element) element.textContent = text;
+  }
+
+  // The API answers {"detail": "…"} or {"field": ["…", …]}.
+  function errorMessage(xhr) {
+    if (!xhr || xhr.status === 0) return "Gatehouse could not be reached; nothing was saved.";
+    let body = null;
+    try {
+      body = JSON.parse(xhr.responseText);
+    } catch (_) {
+      return "The server answered " + xhr.status + ".";
+    }
+    if (body && typeof body.detail === "string") return body.detail;
+    if (body && typeof body === "object") {
+      return Object.entries(body)
+        .map(([field, messages]) => field + ": " + [].concat(messages).join(" "))
+        .join(" ");
+    }
+    return "The server answered " + xhr.status + ".";
+  }
+
+  // Nothing is held any more: the next-item button (n) becomes usable.
+  function letGo() {
+    held = false;
+    document.querySelectorAll("[data-after-release]").forEach((button) => {
+      button.disabled = false;
+    });
+  }
+
+  function loadNextItem() {
+    document.querySelectorAll("[data-decision] button, button[data-decision]").forEach((button) => {
+      button.disabled = true;
+    });
+    say("decision-status", "Saved. Loading the next item…");
+    const next = document.getElementById("next-form");
+    if (next) next.submit();
+  }
+
+  document.addEventListener("keydown", (event) => {
+    const target = event.target instanceof Element ? event.target : null;
+    if (target && target.closest(TYPING)) {
+      if (event.key === "Escape") target.blur();
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && target.form) {
+        event.preventDefault();
+        target.form.requestSubmit();
+      }
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
+    if (!/^[a-z]$/.test(event.key)) return;
+    const control = document.querySelector('[data-key="' + event.key + '"]');
+    if (!control || control.disabled) return;
+    // Keep the letter itself out of a field that the shortcut focuses.
+    event.preventDefault();
+    if (control.tagName === "BUTTON") control.click();
+    else control.focus();
+  });
+
+  document.addEventListener("htmx:beforeRequest", (event) => {
+    const source = event.detail.elt;
+    if (!source.matches("[data-decision]")) return;
+    // One decision at a time: a second key press while the first is on its way is dropped.
+    if (deciding || !held) {
+      event.preventDefault();
+      return;
+    }
+    deciding = true;
+    say("decision-error", "");
+  });
+
+  document.addEventListener("htmx:afterRequest", (event) => {
+    const source = event.detail.elt;
+    const xhr = event.detail.xhr;
+    if (source.matches("[data-heartbeat]")) {
+      if (!event.detail.successful) {
+        say("decision-error", "Your claim on this item lapsed: " + errorMessage(xhr));
+        letGo();
+      }
+      return;
+    }
+    if (!source.matches("[data-decision]")) return;
+    deciding = false;
+    if (event.detail.successful) {
+      letGo();
+      loadNextItem();
+      return;
+    }
+    say("decision-error", errorMessage(xhr));
+    // 409: decided already, or the claim went to someone else; either way it is not ours.
+    if (xhr && xhr.status === 409) letGo();
+  });
+})();
