@@ -50,6 +50,14 @@ class WebhookDelivery(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         verbose_name_plural = "webhook deliveries"
+        indexes = [
+            # webhook_deliveries_resume looks for overdue pending deliveries.
+            models.Index(
+                fields=["next_attempt_at"],
+                name="delivery_pending_due",
+                condition=models.Q(status="pending"),
+            ),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["webhook", "event_id"], name="delivery_unique_event"),
         ]

@@ -1,0 +1,141 @@
+"""End to end: a reviewer's decision reaches a receiver through a real Celery worker.
+
+The worker is a separate process on Redis and the test's PostgreSQL database, so this is the
+path production takes: the task is published by the decision's on_commit hook, serialised,
+picked up, retried after a 500 with a countdown, and recorded by the worker.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+import redis
+from django.conf import settings
+
+from dashboard.celery import app as celery_app
+from dashboard.settings.base import BASE_DIR
+from gating import services, webhooks
+from gating.models import WebhookDelivery
+from gating.reviews import DecisionInput, item_claim, item_decide
+from gating.roles import Role
+from gating.submissions import OutputSubmission
+from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory
+from tests.gating.test_webhooks import Receiver, expected_signature, signature_parts
+
+pytestmark = [pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+
+WAIT_SECONDS = 30
+
+
+@pytest.fixture
+def broker_url(monkeypatch):
+    """Redis database 15, emptied, with this process's Celery app publishing to it."""
+    url = settings.CELERY_BROKER_URL
+    if not getattr(settings, "REDIS_AVAILABLE", False) or not url.startswith("redis://"):
+        pytest.skip("needs Redis on 127.0.0.1:6379 (CI=true makes its absence an error instead)")
+    client = redis.Redis.from_url(url)
+    client.flushdb()  # tasks left in the queue by an earlier run would name other rows
+    client.close()
+    # The decision's on_commit hook must really publish: never run the task in-process.
+    monkeypatch.setitem(celery_app.conf, "task_always_eager", False)
+    assert celery_app.conf.broker_url == url
+    return url
+
+
+def _database_url() -> str:
+    """The test database (created by pytest-django), for the worker to use."""
+    db = settings.DATABASES["default"]
+    password = f":{quote(db['PASSWORD'], safe='')}" if db.get("PASSWORD") else ""
+    host, port = db.get("HOST") or "127.0.0.1", db.get("PORT") or 5432
+    return f"postgres://{quote(db.get('USER') or 'postgres')}{password}@{host}:{port}/{db['NAME']}"
+
+
+@pytest.fixture
+def worker(requires_postgres, transactional_db, broker_url, tmp_path):
+    """A Celery worker process, stopped before the test database is flushed or dropped."""
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
+    env.update(
+        DJANGO_SETTINGS_MODULE="dashboard.settings.base",
+        DATABASE_URL=_database_url(),
+        REDIS_URL=broker_url,
+        WEBHOOK_ALLOW_PRIVATE_ADDRESSES="true",
+        WEBHOOK_RETRY_BASE_SECONDS="1",
+    )
+    log_path = tmp_path / "worker.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [
+                str(Path(sys.executable).with_name("celery")),
+                "-A", "dashboard", "worker",
+                "--pool", "solo", "--concurrency", "1", "-Q", "celery",
+                "--hostname", f"webhook-test-{os.getpid()}@%h",
+                "--without-mingle", "--without-gossip", "--loglevel", "INFO",
+            ],
+            cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            yield process, log_path
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture
+def receiver():
+    server = Receiver([500, 200])
+    yield server
+    server.close()
+
+
+def test_a_decision_is_delivered_by_a_real_worker_after_one_retry(worker, receiver, settings):
+    process, log_path = worker
+    settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True
+    gateway = UserFactory(role=Role.GATEWAY)
+    reviewer = UserFactory(role=Role.REVIEWER)
+    hook, secret = webhooks.webhook_register(
+        owner=gateway, url=receiver.url, actor=UserFactory(role=Role.ADMIN)
+    )
+    TaskTypeFactory(name="fresh", reviewed_count=0, double_review_rate=0)
+    submission = OutputSubmission(**SubmissionFactory(task_type="fresh"))
+    output = services.output_ingest(source=gateway, submission=submission).output
+    assert output.decision == "pending_review"  # cold start holds it
+    item = item_claim(reviewer=reviewer)
+
+    item_decide(item_id=item.pk, reviewer=reviewer, decision=DecisionInput(action="approve"))
+
+    delivery = WebhookDelivery.objects.get(webhook=hook)
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline and process.poll() is None:
+        delivery.refresh_from_db()
+        if len(receiver.received) >= 2 and delivery.status == WebhookDelivery.Status.DELIVERED:
+            break
+        time.sleep(0.2)
+    worker_log = log_path.read_text()[-4000:]
+    assert delivery.status == WebhookDelivery.Status.DELIVERED, worker_log
+    assert len(receiver.received) == 2, worker_log
+
+    assert delivery.attempt_count == 2
+    first, second = delivery.attempts.order_by("at", "id")
+    assert (first.status_code, second.status_code) == (500, 200)
+    # The retry waited for its countdown (WEBHOOK_RETRY_BASE_SECONDS=1 for the worker), give
+    # or take the broker's timer precision.
+    assert (second.at - first.at).total_seconds() >= 0.9
+    for request in receiver.received:
+        assert json.loads(request.body) == delivery.payload
+        assert request.headers["X-Gatehouse-Event"] == "output.decided"
+        assert request.headers["X-Gatehouse-Delivery"] == str(delivery.event_id)
+        timestamp, v1 = signature_parts(request.headers["X-Gatehouse-Signature"])
+        assert v1 == expected_signature(secret, timestamp, request.body)
+    body = json.loads(receiver.received[1].body)
+    assert body["output"]["external_id"] == output.external_id
+    assert body["output"]["status"] == "approved"
+    assert body["review"]["action"] == "approve"
