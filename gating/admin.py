@@ -12,6 +12,8 @@ from gating.models import (
     ApiToken,
     AuditEvent,
     Output,
+    Review,
+    ReviewItem,
     TaskModelStats,
     TaskType,
     Validator,
@@ -203,8 +205,21 @@ class WebhookAttemptInline(admin.TabularInline):
         return False
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """A record kept for inspection: nobody adds, edits or deletes it from the admin."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(admin.ModelAdmin):
+class WebhookDeliveryAdmin(ReadOnlyAdmin):
     list_display = [
         "event_type",
         "webhook",
@@ -235,18 +250,9 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
     def payload_json(self, obj):
         return _pretty_json(obj.payload)
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
+class AuditEventAdmin(ReadOnlyAdmin):
     """The append-only log, read-only here too."""
 
     list_display = ["at", "actor", "action", "object_type", "object_id"]
@@ -266,11 +272,23 @@ class AuditEventAdmin(admin.ModelAdmin):
     def after_json(self, obj):
         return _pretty_json(obj.after)
 
-    def has_add_permission(self, request):
-        return False
 
-    def has_change_permission(self, request, obj=None):
-        return False
+@admin.register(ReviewItem)
+class ReviewItemAdmin(ReadOnlyAdmin):
+    list_display = ["id", "kind", "state", "task_type", "model", "score", "queued_at", "claimed_by"]
+    list_filter = ["kind", "state", "is_audit", "task_type"]
+    list_select_related = ["task_type", "claimed_by"]
+    search_fields = ["output__external_id"]
+    raw_id_fields = ["output"]
+    show_full_result_count = False
 
-    def has_delete_permission(self, request, obj=None):
-        return False
+
+@admin.register(Review)
+class ReviewAdmin(ReadOnlyAdmin):
+    list_display = ["decided_at", "reviewer", "action", "reason", "is_bulk", "output"]
+    list_filter = ["action", "is_bulk", "reason"]
+    list_select_related = ["reviewer", "output"]
+    search_fields = ["output__external_id", "reviewer__username"]
+    raw_id_fields = ["output", "item"]
+    date_hierarchy = "decided_at"
+    show_full_result_count = False

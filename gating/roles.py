@@ -29,6 +29,7 @@ _ADMIN = _LEAD | {
     "gating.view_validator",
     "gating.change_validator",
     "gating.view_auditevent",
+    "gating.view_review",
     "gating.view_webhook",
     "gating.add_webhook",
     "gating.change_webhook",
