@@ -122,11 +122,14 @@ def claimable_items(items: QuerySet[ReviewItem], *, reviewer: AbstractUser, now)
     return claimable.order_by("queued_at", "id")
 
 
+# What a claimed item's representation reads, fetched with the claim itself.
+_CLAIM_RELATED = ("task_type", "output", "output__task_type")
+
+
 def item_held_by(reviewer: AbstractUser, *, now) -> ReviewItem | None:
     return (
-        ReviewItem.objects.filter(
-            state=ReviewItem.State.OPEN, claimed_by=reviewer, lease_expires_at__gt=now
-        )
+        ReviewItem.objects.select_related(*_CLAIM_RELATED)
+        .filter(state=ReviewItem.State.OPEN, claimed_by=reviewer, lease_expires_at__gt=now)
         .order_by("claimed_at")
         .first()
     )
@@ -148,6 +151,7 @@ def item_claim(
         if item is None:
             item = (
                 claimable_items(items, reviewer=reviewer, now=now)
+                .select_related(*_CLAIM_RELATED)
                 .select_for_update(skip_locked=True, of=("self",))
                 .first()
             )
