@@ -33,7 +33,8 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix .
 
 bench: $(STAMP)
-	$(BIN)/python bench/ingest.py
+	$(BIN)/python -m bench.ingest
+	$(BIN)/python -m bench.queue
 
 clean:
 	rm -rf $(VENV) var/

@@ -21,7 +21,7 @@ client and server together, which is another reason to read the ratio, not the a
 Output: one JSON object on stdout; progress goes to stderr. This is a benchmark, run by
 hand (``make bench``), never a timed test.
 
-    .venv/bin/python bench/ingest.py [--workers 4] [--clients 8] [--duration 10]
+    .venv/bin/python -m bench.ingest [--workers 4] [--clients 8] [--duration 10]
 """
 
 from __future__ import annotations
@@ -34,28 +34,31 @@ import multiprocessing
 import os
 import platform
 import random
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
-ROOT = Path(__file__).resolve().parent.parent
-PYTHON = ROOT / ".venv" / "bin" / "python"
-GUNICORN = ROOT / ".venv" / "bin" / "gunicorn"
+from bench.harness import (
+    HOST,
+    app_env,
+    drop_database,
+    free_port,
+    manage,
+    percentile,
+    recreate_database,
+    start_gunicorn,
+    stop_gunicorn,
+    wait_healthy,
+)
 
-PG_ADMIN_DSN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres"
 DEFAULT_DB = "gatehouse_bench"
-REDIS_URL = "redis://127.0.0.1:6379/0"
-HOST = "127.0.0.1"
 
 BATCH_SIZE = 1000
 TARGETS = {"single_vs_trivial_ratio": 0.5, "batch_outputs_per_second": 20000}
@@ -172,14 +175,6 @@ def _client_thread(
     conn.close()
 
 
-def _percentile(sorted_values: list[float], pct: float) -> float | None:
-    """Nearest-rank percentile of an already sorted list."""
-    if not sorted_values:
-        return None
-    rank = max(1, round(pct / 100 * len(sorted_values) + 0.4999))
-    return sorted_values[min(rank, len(sorted_values)) - 1]
-
-
 def run_phase(spec: PhaseSpec, port: int, token: str) -> dict[str, Any]:
     """Drive one phase with ``spec.clients`` threads until its deadline (in the client process)."""
     results = [ClientResult() for _ in range(spec.clients)]
@@ -209,8 +204,8 @@ def run_phase(spec: PhaseSpec, port: int, token: str) -> dict[str, Any]:
         "ok": ok,
         "errors": errors,
         "throughput_rps": round(ok / elapsed, 2),
-        "p50_ms": _round(_percentile(latencies, 50)),
-        "p99_ms": _round(_percentile(latencies, 99)),
+        "p50_ms": _round(percentile(latencies, 50)),
+        "p99_ms": _round(percentile(latencies, 99)),
         "mean_ms": _round(sum(latencies) / ok if ok else None),
         "max_ms": _round(latencies[-1] if latencies else None),
         # The load generator's own CPU, in % of one core: on a small machine it competes
@@ -234,96 +229,10 @@ def _round(value: float | None) -> float | None:
 # --------------------------------------------------------------------------- server side
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
-
-
-def _app_env(db_name: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{db_name}",
-        DJANGO_SETTINGS_MODULE="dashboard.settings.base",
-        REDIS_URL=REDIS_URL,
-        DEBUG="false",
-        LOG_LEVEL="WARNING",
-    )
-    return env
-
-
-def _recreate_database(db_name: str) -> str:
-    """Drop and create the bench database; return the server's version string."""
-    with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{db_name}"')
-        return conn.execute("SHOW server_version").fetchone()[0]
-
-
-def _drop_database(db_name: str) -> None:
-    with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
-
-
 def _count_outputs(db_name: str) -> int:
     dsn = f"host=127.0.0.1 port=5432 user=postgres dbname={db_name}"
     with psycopg.connect(dsn) as conn:
         return conn.execute("SELECT count(*) FROM gating_output").fetchone()[0]
-
-
-def _manage(env: dict[str, str], *args: str) -> str:
-    """Run manage.py; its stdout is returned, its stderr passes through to ours."""
-    done = subprocess.run(
-        [str(PYTHON), "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-        check=True,
-    )
-    return done.stdout
-
-
-def _start_gunicorn(
-    env: dict[str, str], port: int, workers: int, threads: int, log_file: Path
-) -> subprocess.Popen:
-    cmd = [str(GUNICORN), "dashboard.wsgi", "--bind", f"{HOST}:{port}", "--workers", str(workers)]
-    if threads > 1:
-        cmd += ["--worker-class", "gthread", "--threads", str(threads)]
-    log(f"starting: {' '.join(cmd[1:])}")
-    with log_file.open("wb") as fh:
-        # Own session: a Ctrl-C on the terminal reaches only us, and we stop it in order.
-        return subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True
-        )
-
-
-def _wait_healthy(proc: subprocess.Popen, port: int, timeout_s: float = 30.0) -> None:
-    url = f"http://{HOST}:{port}/healthz"
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"gunicorn exited with {proc.returncode} before answering")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
-                if resp.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"{url} did not answer 200 within {timeout_s:.0f} s")
-
-
-def _stop_gunicorn(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)  # graceful: workers finish their request and exit
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        log("gunicorn did not stop within 30 s; killing it")
-        proc.kill()
-        proc.wait()
 
 
 # --------------------------------------------------------------------------- main
@@ -374,23 +283,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    port = args.port or _free_port()
-    env = _app_env(args.db_name)
+    port = args.port or free_port()
+    env = app_env(args.db_name)
     run_tag = f"b{int(time.time())}"
 
     log(f"creating database {args.db_name}")
-    pg_version = _recreate_database(args.db_name)
+    pg_version = recreate_database(args.db_name)
     machine = _machine(pg_version)
     proc: subprocess.Popen | None = None
     log_file = Path(tempfile.mkstemp(prefix="gatehouse-bench-gunicorn-", suffix=".log")[1])
     try:
         log("migrating")
-        _manage(env, "migrate", "--noinput", "-v", "0")
-        _manage(env, "create_user", "benchgw", "--role", "gateway")
-        token = _manage(env, "create_api_token", "benchgw").strip()
+        manage(env, "migrate", "--noinput", "-v", "0")
+        manage(env, "create_user", "benchgw", "--role", "gateway")
+        token = manage(env, "create_api_token", "benchgw").strip()
 
-        proc = _start_gunicorn(env, port, args.workers, args.threads, log_file)
-        _wait_healthy(proc, port)
+        proc = start_gunicorn(env, port, args.workers, args.threads, log_file, log=log)
+        wait_healthy(proc, port)
         log(f"gunicorn answering on port {port}")
 
         phases = [
@@ -439,12 +348,12 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if proc is not None:
             log("stopping gunicorn")
-            _stop_gunicorn(proc)
+            stop_gunicorn(proc, log=log)
         if args.keep_db:
             log(f"keeping database {args.db_name}")
         else:
             log(f"dropping database {args.db_name}")
-            _drop_database(args.db_name)
+            drop_database(args.db_name)
 
     gunicorn_log = log_file.read_text()
     log_file.unlink()

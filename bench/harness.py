@@ -1,0 +1,121 @@
+"""What the benchmarks share: a scratch PostgreSQL database, the app under gunicorn, and
+percentiles. Run the benchmarks as modules from the repository root
+(``python -m bench.queue``): as a script, ``bench/queue.py`` would shadow the standard
+library's ``queue`` for everything it imports."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = ROOT / ".venv" / "bin" / "python"
+GUNICORN = ROOT / ".venv" / "bin" / "gunicorn"
+
+PG_ADMIN_DSN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres"
+REDIS_URL = "redis://127.0.0.1:6379/0"
+HOST = "127.0.0.1"
+
+Log = Callable[[str], None]
+
+
+def percentile(sorted_values: list[float], pct: float) -> float | None:
+    """Nearest-rank percentile of an already sorted list."""
+    if not sorted_values:
+        return None
+    rank = max(1, round(pct / 100 * len(sorted_values) + 0.4999))
+    return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def app_env(db_name: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{db_name}",
+        DJANGO_SETTINGS_MODULE="dashboard.settings.base",
+        REDIS_URL=REDIS_URL,
+        DEBUG="false",
+        LOG_LEVEL="WARNING",
+    )
+    return env
+
+
+def recreate_database(db_name: str) -> str:
+    """Drop and create the bench database; return the server's version string."""
+    with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{db_name}"')
+        return conn.execute("SHOW server_version").fetchone()[0]
+
+
+def drop_database(db_name: str) -> None:
+    with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    """Run manage.py; its stdout is returned, its stderr passes through to ours."""
+    done = subprocess.run(
+        [str(PYTHON), "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def start_gunicorn(
+    env: dict[str, str], port: int, workers: int, threads: int, log_file: Path, *, log: Log
+) -> subprocess.Popen:
+    cmd = [str(GUNICORN), "dashboard.wsgi", "--bind", f"{HOST}:{port}", "--workers", str(workers)]
+    if threads > 1:
+        cmd += ["--worker-class", "gthread", "--threads", str(threads)]
+    log(f"starting: {' '.join(cmd[1:])}")
+    with log_file.open("wb") as fh:
+        # Own session: a Ctrl-C on the terminal reaches only us, and we stop it in order.
+        return subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+
+def wait_healthy(proc: subprocess.Popen, port: int, timeout_s: float = 30.0) -> None:
+    url = f"http://{HOST}:{port}/healthz"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"gunicorn exited with {proc.returncode} before answering")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{url} did not answer 200 within {timeout_s:.0f} s")
+
+
+def stop_gunicorn(proc: subprocess.Popen, *, log: Log) -> None:
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)  # graceful: workers finish their request and exit
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        log("gunicorn did not stop within 30 s; killing it")
+        proc.kill()
+        proc.wait()
