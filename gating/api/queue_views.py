@@ -43,6 +43,9 @@ _CONFLICT = OpenApiResponse(
 
 def _filtered_items(data) -> QuerySet[ReviewItem]:
     """The queue narrowed by the filters in ``data``; 400 naming each bad filter."""
+    if not any(data.get(name) for name in ReviewItemFilter.base_filters):
+        # Most claims carry no filter, and building a FilterSet costs a claim about 1 ms.
+        return selectors.queue_open_items()
     filterset = ReviewItemFilter(data=data, queryset=selectors.queue_open_items())
     if not filterset.is_valid():
         raise ValidationError(filterset.errors)
