@@ -1,0 +1,368 @@
+"""The simulated world: outputs with a hidden true quality, and the people who review them.
+
+Every probability here is configured, not learned, so that tests and the learning cycles
+can be checked against known answers: a validator's predictiveness, a reviewer's confusion
+matrix, a model's drift. Randomness comes only from ``random.Random(seed)``, so one seed
+always yields the same traffic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import asdict, dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from enum import StrEnum
+from typing import Any
+
+
+class Truth(StrEnum):
+    GOOD = "good"
+    NEEDS_EDIT = "needs_edit"
+    BAD = "bad"
+
+
+class Action(StrEnum):
+    APPROVE = "approve"
+    MODIFY = "modify"
+    REJECT = "reject"
+
+
+TRUTHS = tuple(Truth)
+ACTIONS = tuple(Action)
+
+
+@dataclass(frozen=True)
+class Model:
+    """A model's share of needs_edit and bad outputs on a task type of difficulty 1."""
+
+    name: str
+    tier: str
+    needs_edit_rate: float
+    bad_rate: float
+
+
+@dataclass(frozen=True)
+class TaskType:
+    """``difficulty`` scales every model's needs_edit and bad rates on this task type."""
+
+    name: str
+    difficulty: float = 1.0
+    requires_fact_check: bool = False
+
+
+@dataclass(frozen=True)
+class ValidatorProfile:
+    """How often a validator passes given the truth: the gap between good and bad is its signal."""
+
+    name: str
+    pass_rate: Mapping[Truth, float]
+    failure_detail: str
+
+
+@dataclass(frozen=True)
+class Drift:
+    """From ``day`` on (0 = the start date), ``model``'s truth moves toward bad by ``severity``."""
+
+    model: str
+    day: int
+    severity: float
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.severity <= 1.0:
+            raise ValueError("drift severity must be in [0, 1]")
+
+
+@dataclass(frozen=True)
+class Reviewer:
+    """A simulated reviewer: ``matrix[truth][action]`` is P(action | truth)."""
+
+    name: str
+    matrix: Mapping[Truth, Mapping[Action, float]]
+
+    def __post_init__(self) -> None:
+        for truth in TRUTHS:
+            row = self.matrix[truth]
+            if any(row[a] < 0 for a in ACTIONS) or abs(sum(row[a] for a in ACTIONS) - 1) > 1e-9:
+                raise ValueError(f"{self.name}: the {truth} row must be a distribution")
+
+    def decide(self, truth: Truth, rng: random.Random) -> Action:
+        row = self.matrix[truth]
+        return rng.choices(ACTIONS, weights=[row[a] for a in ACTIONS])[0]
+
+
+def _row(approve: float, modify: float, reject: float) -> dict[Action, float]:
+    return {Action.APPROVE: approve, Action.MODIFY: modify, Action.REJECT: reject}
+
+
+def _by_truth(good: float, needs_edit: float, bad: float) -> dict[Truth, float]:
+    return {Truth.GOOD: good, Truth.NEEDS_EDIT: needs_edit, Truth.BAD: bad}
+
+
+DEFAULT_MODELS = (
+    Model("gpt-x", tier="fast", needs_edit_rate=0.20, bad_rate=0.10),
+    Model("gpt-x-large", tier="premium", needs_edit_rate=0.12, bad_rate=0.04),
+    Model("open-7b", tier="budget", needs_edit_rate=0.25, bad_rate=0.18),
+)
+
+DEFAULT_TASK_TYPES = (
+    TaskType("summarize", difficulty=1.0, requires_fact_check=True),
+    TaskType("classify", difficulty=0.6),
+    TaskType("extract", difficulty=0.8, requires_fact_check=True),
+    TaskType("draft_reply", difficulty=1.3),
+)
+
+# facts is the one strong, frequently failing signal; schema and security are strong but
+# rarely fail; grammar and tone barely separate good from bad; length is pure noise.
+VALIDATORS = (
+    ValidatorProfile("facts", _by_truth(0.95, 0.70, 0.25), "claim not supported by the source"),
+    ValidatorProfile("schema", _by_truth(0.995, 0.99, 0.95), "missing required field"),
+    ValidatorProfile("security", _by_truth(0.999, 0.995, 0.97), "possible secret in the output"),
+    ValidatorProfile("grammar", _by_truth(0.92, 0.85, 0.80), "two grammar issues"),
+    ValidatorProfile("tone", _by_truth(0.90, 0.86, 0.80), "tone too informal"),
+    ValidatorProfile("length", _by_truth(0.85, 0.85, 0.85), "over the word limit"),
+)
+FACT_CHECK_VALIDATORS = frozenset({"facts"})
+
+DEFAULT_REVIEWERS = (
+    Reviewer(
+        "accurate",
+        {
+            Truth.GOOD: _row(0.92, 0.06, 0.02),
+            Truth.NEEDS_EDIT: _row(0.06, 0.88, 0.06),
+            Truth.BAD: _row(0.02, 0.05, 0.93),
+        },
+    ),
+    Reviewer(
+        "harsh",
+        {
+            Truth.GOOD: _row(0.70, 0.18, 0.12),
+            Truth.NEEDS_EDIT: _row(0.02, 0.68, 0.30),
+            Truth.BAD: _row(0.00, 0.03, 0.97),
+        },
+    ),
+    Reviewer(
+        "lenient",
+        {
+            Truth.GOOD: _row(0.97, 0.03, 0.00),
+            Truth.NEEDS_EDIT: _row(0.30, 0.65, 0.05),
+            Truth.BAD: _row(0.12, 0.18, 0.70),
+        },
+    ),
+    Reviewer(
+        "noisy",
+        {
+            Truth.GOOD: _row(0.60, 0.25, 0.15),
+            Truth.NEEDS_EDIT: _row(0.25, 0.50, 0.25),
+            Truth.BAD: _row(0.15, 0.25, 0.60),
+        },
+    ),
+)
+
+# Clarity and coherence are noisy signals of the truth: a mean per truth plus Gaussian
+# noise, clamped to [0, 1]. Coherence separates the truths more than clarity does.
+CLARITY_MEAN = _by_truth(0.78, 0.68, 0.55)
+CLARITY_SD = 0.15
+COHERENCE_MEAN = _by_truth(0.85, 0.65, 0.40)
+COHERENCE_SD = 0.12
+
+# Relative traffic per UTC hour: quiet at night, a peak in office hours, a tail in the evening.
+HOURLY_TRAFFIC = (1, 1, 1, 1, 1, 2, 3, 5, 8, 10, 10, 10, 9, 10, 10, 9, 8, 6, 5, 4, 3, 2, 2, 1)
+
+WORKDAY_START = time(9)
+WORKDAY_END = time(18)
+MEAN_REVIEW_DELAY = timedelta(minutes=90)
+
+TOPICS = (
+    "quarterly revenue report",
+    "customer refund email",
+    "incident postmortem",
+    "release notes",
+    "support ticket",
+    "supplier contract",
+)
+FINDINGS = (
+    "reports a 4% change from last quarter",
+    "lists two action items",
+    "asks for a reply by Friday",
+    "covers three open issues",
+    "mentions no deadline",
+)
+
+
+def truth_rates(
+    task_type: TaskType, model: Model, drift_severity: float = 0.0
+) -> dict[Truth, float]:
+    """P(truth) for one output: the model's rates scaled by the task's difficulty.
+
+    Drift mixes the distribution with "always bad": a severity s moves a share s of the
+    good and needs_edit mass to bad, so bad becomes ``bad + s * (1 - bad)``.
+    """
+    needs_edit = model.needs_edit_rate * task_type.difficulty
+    bad = model.bad_rate * task_type.difficulty
+    if needs_edit < 0 or bad < 0 or needs_edit + bad > 1:
+        raise ValueError(f"{model.name} on {task_type.name}: rates are not a distribution")
+    keep = 1 - drift_severity
+    return {
+        Truth.GOOD: (1 - needs_edit - bad) * keep,
+        Truth.NEEDS_EDIT: needs_edit * keep,
+        Truth.BAD: bad * keep + drift_severity,
+    }
+
+
+@dataclass(frozen=True)
+class SimulationConfig:
+    seed: int
+    days: int
+    outputs_per_day: int
+    start: date
+    task_types: tuple[TaskType, ...] = DEFAULT_TASK_TYPES
+    models: tuple[Model, ...] = DEFAULT_MODELS
+    drift: Drift | None = None
+
+    def __post_init__(self) -> None:
+        if self.days < 1 or self.outputs_per_day < 0:
+            raise ValueError("days must be at least 1 and outputs_per_day at least 0")
+        if not self.task_types or not self.models:
+            raise ValueError("at least one task type and one model are needed")
+        if self.drift and self.drift.model not in {m.name for m in self.models}:
+            raise ValueError(f"drift names an unknown model: {self.drift.model}")
+        for task_type in self.task_types:
+            for model in self.models:
+                truth_rates(task_type, model)
+
+    def drift_severity(self, model: Model, day: int) -> float:
+        if self.drift and self.drift.model == model.name and day >= self.drift.day:
+            return self.drift.severity
+        return 0.0
+
+
+@dataclass(frozen=True)
+class ValidatorResult:
+    name: str
+    passed: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class SimulatedOutput:
+    """One output as the gateway would send it, plus the hidden ``truth`` the gate never sees."""
+
+    external_id: str
+    created_at: datetime
+    task_type: str
+    model: str
+    tier: str
+    input: str
+    output: str
+    validators: tuple[ValidatorResult, ...]
+    input_clarity: float
+    coherence: float
+    requires_fact_check: bool
+    truth: Truth
+
+    def submission_dict(self) -> dict[str, Any]:
+        """What a gateway would POST (``gating.submissions.OutputSubmission``): no truth."""
+        return {
+            "external_id": self.external_id,
+            "task_type": self.task_type,
+            "model": self.model,
+            "tier": self.tier,
+            "input": self.input,
+            "output": self.output,
+            "validators": [
+                {"name": v.name, "passed": v.passed, "detail": v.detail} for v in self.validators
+            ],
+            "input_clarity": self.input_clarity,
+            "coherence": self.coherence,
+            "requires_fact_check": self.requires_fact_check,
+        }
+
+
+def _draw(rng: random.Random, weights: Mapping[Truth, float]) -> Truth:
+    return rng.choices(TRUTHS, weights=[weights[t] for t in TRUTHS])[0]
+
+
+def _signal(rng: random.Random, mean: float, sd: float) -> float:
+    return round(min(1.0, max(0.0, rng.gauss(mean, sd))), 3)
+
+
+def _arrivals(rng: random.Random, day: date, count: int) -> list[datetime]:
+    midnight = datetime.combine(day, time(0), tzinfo=UTC)
+    hours = rng.choices(range(24), weights=HOURLY_TRAFFIC, k=count)
+    return sorted(midnight + timedelta(hours=h, seconds=rng.uniform(0, 3600)) for h in hours)
+
+
+def simulate(config: SimulationConfig) -> Iterator[SimulatedOutput]:
+    """Outputs in chronological order, ``config.outputs_per_day`` on each of ``config.days``."""
+    rng = random.Random(config.seed)
+    n = 0
+    for day in range(config.days):
+        for created_at in _arrivals(
+            rng, config.start + timedelta(days=day), config.outputs_per_day
+        ):
+            task_type = rng.choice(config.task_types)
+            model = rng.choice(config.models)
+            truth = _draw(rng, truth_rates(task_type, model, config.drift_severity(model, day)))
+            validators = []
+            for profile in VALIDATORS:
+                passed = rng.random() < profile.pass_rate[truth]
+                detail = "" if passed else profile.failure_detail
+                validators.append(ValidatorResult(profile.name, passed, detail))
+            topic = rng.choice(TOPICS)
+            yield SimulatedOutput(
+                external_id=f"sim-{config.seed}-{n}",
+                created_at=created_at,
+                task_type=task_type.name,
+                model=model.name,
+                tier=model.tier,
+                input=f"Please {task_type.name.replace('_', ' ')} the {topic} (#{n}).",
+                output=f"The {topic} {rng.choice(FINDINGS)}.",
+                validators=tuple(validators),
+                input_clarity=_signal(rng, CLARITY_MEAN[truth], CLARITY_SD),
+                coherence=_signal(rng, COHERENCE_MEAN[truth], COHERENCE_SD),
+                requires_fact_check=task_type.requires_fact_check,
+                truth=truth,
+            )
+            n += 1
+
+
+def fingerprint(outputs: Iterable[SimulatedOutput]) -> str:
+    """sha256 of the canonical JSON of every row, truth included."""
+    rows = [{**asdict(o), "created_at": o.created_at.isoformat()} for o in outputs]
+    canonical = json.dumps(rows, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _working_day_start(moment: datetime) -> datetime:
+    """The earliest working moment at or after ``moment``."""
+    if moment.time() >= WORKDAY_END:
+        moment = datetime.combine(moment.date() + timedelta(days=1), time(0), moment.tzinfo)
+    while moment.weekday() >= 5:
+        moment = datetime.combine(moment.date() + timedelta(days=1), time(0), moment.tzinfo)
+    return max(moment, datetime.combine(moment.date(), WORKDAY_START, moment.tzinfo))
+
+
+def add_working_time(start: datetime, delay: timedelta) -> datetime:
+    """``start`` plus ``delay`` counted in working hours only (09:00-18:00 UTC, Mon-Fri).
+
+    The answer is always inside working hours, so a backlog left at 18:00 on Friday
+    waits, ageing, until Monday morning.
+    """
+    moment = _working_day_start(start)
+    while True:
+        left_today = datetime.combine(moment.date(), WORKDAY_END, moment.tzinfo) - moment
+        if delay < left_today:
+            return moment + delay
+        delay -= left_today
+        moment = _working_day_start(moment + left_today)
+
+
+def review_time(
+    ready_at: datetime, rng: random.Random, mean_delay: timedelta = MEAN_REVIEW_DELAY
+) -> datetime:
+    """When a reviewer decides an output held from ``ready_at``: exponential working time."""
+    minutes = rng.expovariate(1 / (mean_delay / timedelta(minutes=1)))
+    return add_working_time(ready_at, timedelta(minutes=minutes))
