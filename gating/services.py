@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import random
 import threading
 from collections.abc import Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 
 from cachetools import TTLCache
@@ -247,12 +249,18 @@ def output_ingest(*, source: AbstractUser, submission: OutputSubmission) -> Inge
 
 
 def output_ingest_batch(
-    *, source: AbstractUser, submissions: list[OutputSubmission]
+    *,
+    source: AbstractUser,
+    submissions: list[OutputSubmission],
+    created_at: list[datetime] | None = None,
+    rng: random.Random | None = None,
 ) -> list[IngestResult]:
     """Score and store a batch in one transaction: every new output is stored, or none is.
 
     Items already stored with an identical body are replays; one stored with a different
     body makes the whole batch fail with IdempotencyConflict naming each such index.
+    The simulator passes each output's ``created_at`` and a seeded ``rng`` for the queue's
+    sampling draws, to replay history repeatably.
     """
     with transaction.atomic():
         existing = {
@@ -272,14 +280,25 @@ def output_ingest_batch(
             )
         fresh = [s for s in submissions if s.external_id not in existing]
         contexts = _task_contexts(fresh) if fresh else {}
+        # The simulator replays history, so it gives each output its own arrival time.
+        arrivals = (
+            {s.external_id: t for s, t in zip(submissions, created_at, strict=True)}
+            if created_at
+            else {}
+        )
         now = timezone.now()
         built = [
-            _build_output(source=source, submission=s, context=contexts[s.task_type], now=now)
+            _build_output(
+                source=source,
+                submission=s,
+                context=contexts[s.task_type],
+                now=arrivals.get(s.external_id, now),
+            )
             for s in fresh
         ]
         try:
             with transaction.atomic():
-                _insert_outputs(built, reviews.review_items_for(built))
+                _insert_outputs(built, reviews.review_items_for(built, rng=rng))
         except IntegrityError as exc:
             raise IdempotencyConflict(
                 "Another request stored some of these external_ids at the same time; "

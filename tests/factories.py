@@ -28,7 +28,8 @@ class UserFactory(factory.django.DjangoModelFactory):
 
 
 class TaskTypeFactory(factory.django.DjangoModelFactory):
-    """A task type past its cold start unless told otherwise."""
+    """A task type past its cold start, with no random audits or second reviews, unless
+    told otherwise: a test that wants sampling asks for it."""
 
     class Meta:
         model = TaskType
@@ -36,6 +37,9 @@ class TaskTypeFactory(factory.django.DjangoModelFactory):
 
     name = factory.Sequence(lambda n: f"task-{n}")
     reviewed_count = 100
+    audit_rate_approved = 0.0
+    audit_rate_warning = 0.0
+    double_review_rate = 0.0
 
 
 class TaskModelStatsFactory(factory.django.DjangoModelFactory):

@@ -131,7 +131,9 @@ def test_a_rejected_audit_leaves_the_delivery_alone_and_tells_the_gateway(
     from gating.submissions import OutputSubmission
     from tests.factories import SubmissionFactory, TaskTypeFactory
 
-    TaskTypeFactory(name="warm", audit_rate_approved=1.0, audit_rate_warning=1.0)
+    TaskTypeFactory(
+        name="warm", audit_rate_approved=1.0, audit_rate_warning=1.0, double_review_rate=0.0
+    )
     Webhook.objects.create(owner=gateway, url="https://hooks.example.com/gh", secret="s")
     output = services.output_ingest(
         source=gateway, submission=OutputSubmission(**SubmissionFactory(task_type="warm"))

@@ -1,0 +1,165 @@
+"""Running the simulated world through the real gate and the real queue.
+
+Outputs go through ``gating.services.output_ingest_batch`` (the gate's own scoring, in
+bulk), and simulated reviewers work the queue through the same claims and decisions as
+people, at simulated times: only on weekdays from 09:00 to 18:00 UTC, so the backlog ages
+overnight and over weekends. The hidden truth is stored in ``SimulatedTruth``, where the
+gate never looks.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractUser
+from django.db import transaction
+
+from gating import reviews, services
+from gating.models import Output, ReviewItem, TaskType
+from gating.roles import Role
+from gating.submissions import OutputSubmission
+from learning.models import SimulatedTruth
+from learning.simulation.world import (
+    DEFAULT_REVIEWERS,
+    WORKDAY_END,
+    WORKDAY_START,
+    Action,
+    Reviewer,
+    SimulationConfig,
+    Truth,
+    simulate,
+)
+
+SIM_GATEWAY = "sim-gateway"
+# Each simulated reviewer decides at most this many items per working hour.
+DEFAULT_REVIEWS_PER_HOUR = 12
+_REJECT_REASON = {Truth.BAD: "factual_error", Truth.NEEDS_EDIT: "formatting", Truth.GOOD: "other"}
+
+
+@dataclass(frozen=True)
+class SimulationReport:
+    outputs: int
+    reviews: int
+    open_items: int
+
+
+def _user(username: str, role: Role) -> AbstractUser:
+    existing = get_user_model().objects.filter(username=username).first()
+    return existing or services.user_create(username=username, role=role)
+
+
+def simulation_reset() -> int:
+    """Delete what earlier simulations stored: their outputs with queue items, reviews and
+    truths, and the task types (with their validators and counters) that no other output
+    uses, so that the same seed replays the same history. Returns how many outputs went.
+    The audit log keeps its entries: it is append-only."""
+    with transaction.atomic():
+        _, by_model = Output.objects.filter(source__username=SIM_GATEWAY).delete()
+        TaskType.objects.exclude(pk__in=Output.objects.values("task_type")).delete()
+    transaction.on_commit(services.gate_caches_clear)
+    return by_model.get("gating.Output", 0)
+
+
+def _is_working_hour(hour: datetime) -> bool:
+    return hour.weekday() < 5 and WORKDAY_START <= hour.time() < WORKDAY_END
+
+
+def _decision(reviewer: Reviewer, truth: Truth, output_text: str, rng) -> reviews.DecisionInput:
+    action = reviewer.decide(truth, rng)
+    if action == Action.MODIFY:
+        return reviews.DecisionInput("modify", edited_output=f"{output_text} (edited)")
+    if action == Action.REJECT:
+        return reviews.DecisionInput("reject", reason=_REJECT_REASON[truth])
+    return reviews.DecisionInput("approve")
+
+
+def _work_hour(hour, people, queue, truths, per_hour, rng) -> int:
+    """The reviewers take turns through the hour, each claiming and deciding one item a
+    turn, until their capacity or the queue runs out."""
+    decided = 0
+    idle = set()
+    for turn in range(per_hour):
+        for user, profile in people:
+            if user.pk in idle:
+                continue
+            at = hour + timedelta(seconds=(turn + rng.random()) * 3600 / per_hour)
+            item = reviews.item_claim(reviewer=user, items=queue, now=at)
+            if item is None:
+                idle.add(user.pk)
+                continue
+            truth = truths[item.output_id]
+            reviews.item_decide(
+                item_id=item.pk,
+                reviewer=user,
+                decision=_decision(profile, truth, item.output.output_text, rng),
+                now=at + timedelta(seconds=20),
+            )
+            decided += 1
+        if len(idle) == len(people):
+            break
+    return decided
+
+
+def simulation_run(
+    config: SimulationConfig,
+    *,
+    reviewers: tuple[Reviewer, ...] = DEFAULT_REVIEWERS,
+    reviews_per_hour: int = DEFAULT_REVIEWS_PER_HOUR,
+    on_progress: Callable[[int], None] = lambda done: None,
+) -> SimulationReport:
+    """Replay ``config``'s traffic hour by hour, with reviewers working the queue."""
+    gateway = _user(SIM_GATEWAY, Role.GATEWAY)
+    # The first reviewer is a lead, so that disagreements get adjudicated.
+    people = [
+        (_user(f"sim-{r.name}", Role.LEAD if i == 0 else Role.REVIEWER), r)
+        for i, r in enumerate(reviewers)
+    ]
+    queue = ReviewItem.objects.filter(output__source=gateway)
+    rng = random.Random(f"{config.seed}-reviews")
+    # The gate's own draws (audits, second reviews) are seeded too, for a repeatable run.
+    gate_rng = random.Random(f"{config.seed}-gate")
+    truths: dict[int, Truth] = {}
+    outputs = decided = 0
+
+    by_day: dict[int, list] = defaultdict(list)
+    for output in simulate(config):
+        by_day[(output.created_at.date() - config.start).days].append(output)
+
+    for day in range(config.days):
+        by_hour: dict[int, list] = defaultdict(list)
+        for output in by_day.pop(day, []):
+            by_hour[output.created_at.hour].append(output)
+        midnight = datetime.combine(config.start + timedelta(days=day), time(0), UTC)
+        for h in range(24):
+            batch = by_hour.get(h, [])
+            if batch:
+                results = services.output_ingest_batch(
+                    source=gateway,
+                    submissions=[
+                        OutputSubmission.model_validate(o.submission_dict()) for o in batch
+                    ],
+                    created_at=[o.created_at for o in batch],
+                    rng=gate_rng,
+                )
+                fresh = [(r.output.pk, o.truth) for r, o in zip(results, batch, strict=True)]
+                SimulatedTruth.objects.bulk_create(
+                    [SimulatedTruth(output_id=pk, truth=t, seed=config.seed) for pk, t in fresh],
+                    ignore_conflicts=True,
+                )
+                truths.update(fresh)
+                outputs += len(batch)
+                on_progress(len(batch))
+            hour = midnight + timedelta(hours=h)
+            if _is_working_hour(hour):
+                decided += _work_hour(hour, people, queue, truths, reviews_per_hour, rng)
+
+    return SimulationReport(
+        outputs=outputs,
+        reviews=decided,
+        open_items=queue.filter(state=ReviewItem.State.OPEN).count(),
+    )
