@@ -95,3 +95,36 @@ def test_bad_options_are_clear_errors(args):
     with pytest.raises(CommandError):
         simulate(*args)
     assert not Output.objects.exists()
+
+
+def test_reviewers_decide_in_the_database_as_their_confusion_matrices_say():
+    from collections import Counter
+
+    from learning.simulation import run, world
+
+    config = world.SimulationConfig(seed=11, days=5, outputs_per_day=1200, start=START)
+    run.simulation_run(config, reviews_per_hour=60)
+
+    truths = dict(SimulatedTruth.objects.values_list("output_id", "truth"))
+    observed: dict[tuple[str, str], Counter] = {}
+    for username, output_id, action in Review.objects.values_list(
+        "reviewer__username", "output_id", "action"
+    ):
+        observed.setdefault((username, truths[output_id]), Counter())[action] += 1
+
+    checked = 0
+    for profile in world.DEFAULT_REVIEWERS:
+        for truth in world.TRUTHS:
+            counts = observed.get((f"sim-{profile.name}", truth.value), Counter())
+            n = sum(counts.values())
+            if n < 30:
+                continue  # too few to say anything; the pure tests cover every cell
+            for action in world.ACTIONS:
+                p = profile.matrix[truth][action]
+                tolerance = 4 * (p * (1 - p) / n) ** 0.5 + 1 / n
+                assert abs(counts[action.value] / n - p) <= tolerance, (
+                    profile.name, truth, action, counts, n,
+                )  # fmt: skip
+            checked += 1
+    # Every reviewer judged enough good outputs, and most judged enough of the others.
+    assert checked >= 8, observed
