@@ -6,6 +6,7 @@ library's ``queue`` for everything it imports."""
 from __future__ import annotations
 
 import os
+import platform
 import signal
 import socket
 import subprocess
@@ -119,3 +120,27 @@ def stop_gunicorn(proc: subprocess.Popen, *, log: Log) -> None:
         log("gunicorn did not stop within 30 s; killing it")
         proc.kill()
         proc.wait()
+
+
+def machine_facts(pg_version: str) -> dict:
+    """What the figures were measured on."""
+    mem_kib = 0
+    with open("/proc/meminfo") as fh:
+        for line in fh:
+            if line.startswith("MemTotal:"):
+                mem_kib = int(line.split()[1])
+    import django
+    import gunicorn
+
+    return {
+        "nproc": len(os.sched_getaffinity(0)),
+        "cpu_count": os.cpu_count(),
+        "memory_gib": round(mem_kib / 2**20, 1),
+        "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "django": django.__version__,
+        "gunicorn": gunicorn.__version__,
+        "psycopg": psycopg.__version__,
+        "postgresql": pg_version,
+    }

@@ -31,8 +31,6 @@ import concurrent.futures
 import http.client
 import json
 import multiprocessing
-import os
-import platform
 import random
 import subprocess
 import sys
@@ -50,6 +48,7 @@ from bench.harness import (
     app_env,
     drop_database,
     free_port,
+    machine_facts,
     manage,
     percentile,
     recreate_database,
@@ -238,28 +237,6 @@ def _count_outputs(db_name: str) -> int:
 # --------------------------------------------------------------------------- main
 
 
-def _machine(pg_version: str) -> dict[str, Any]:
-    mem_kib = 0
-    with open("/proc/meminfo") as fh:
-        for line in fh:
-            if line.startswith("MemTotal:"):
-                mem_kib = int(line.split()[1])
-    import django
-    import gunicorn
-
-    return {
-        "nproc": len(os.sched_getaffinity(0)),
-        "cpu_count": os.cpu_count(),
-        "memory_gib": round(mem_kib / 2**20, 1),
-        "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "django": django.__version__,
-        "gunicorn": gunicorn.__version__,
-        "postgresql": pg_version,
-    }
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--workers", type=int, default=4, help="gunicorn workers (default 4)")
@@ -289,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
 
     log(f"creating database {args.db_name}")
     pg_version = recreate_database(args.db_name)
-    machine = _machine(pg_version)
+    machine = machine_facts(pg_version)
     proc: subprocess.Popen | None = None
     log_file = Path(tempfile.mkstemp(prefix="gatehouse-bench-gunicorn-", suffix=".log")[1])
     try:

@@ -38,7 +38,6 @@ import http.client
 import json
 import multiprocessing
 import os
-import platform
 import random
 import statistics
 import subprocess
@@ -60,6 +59,7 @@ from bench.harness import (
     app_env,
     drop_database,
     free_port,
+    machine_facts,
     manage,
     percentile,
     recreate_database,
@@ -793,25 +793,8 @@ def _pg_settings() -> dict[str, str]:
 
 
 def _machine(pg_version: str) -> dict[str, Any]:
-    mem_kib = 0
-    with open("/proc/meminfo") as fh:
-        for line in fh:
-            if line.startswith("MemTotal:"):
-                mem_kib = int(line.split()[1])
-    import django
-    import gunicorn
-
     return {
-        "nproc": len(os.sched_getaffinity(0)),
-        "cpu_count": os.cpu_count(),
-        "memory_gib": round(mem_kib / 2**20, 1),
-        "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "django": django.__version__,
-        "gunicorn": gunicorn.__version__,
-        "psycopg": psycopg.__version__,
-        "postgresql": pg_version,
+        **machine_facts(pg_version),
         "postgresql_settings": _pg_settings(),
         "git": _git_version(),
     }
