@@ -1,16 +1,19 @@
-"""The demo that the run command opens: accounts, a gateway token and (later) traffic."""
+"""The demo that the run command opens: accounts, a gateway token and simulated traffic."""
 
 from __future__ import annotations
 
 import json
 import secrets
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from gating import services
 from gating.roles import Role
+from learning.simulation import run, world
 
 DEMO_ROLES = {"admin": Role.ADMIN, "lead": Role.LEAD, "reviewer": Role.REVIEWER}
 DEMO_GATEWAY = "gateway"
@@ -56,3 +59,28 @@ def credentials_load(path: Path) -> DemoCredentials | None:
         return None
     data = json.loads(path.read_text())
     return DemoCredentials(passwords=data["passwords"], gateway_token=data["token"])
+
+
+DEMO_DAYS = 14
+DEMO_OUTPUTS_PER_DAY = 2000
+# Reviewers at a pace that leaves the queue with work in it, which also keeps the seeding
+# within a minute on SQLite.
+DEMO_REVIEWS_PER_HOUR = 6
+
+
+def demo_traffic_seed(
+    *, days: int = DEMO_DAYS, outputs_per_day: int = DEMO_OUTPUTS_PER_DAY, on_progress=None
+) -> run.SimulationReport:
+    """Weeks of simulated traffic up to today, with one model drifting in the last days."""
+    config = world.SimulationConfig(
+        seed=1,
+        days=days,
+        outputs_per_day=outputs_per_day,
+        start=timezone.now().date() - timedelta(days=days - 1),
+        drift=world.Drift(model="gpt-x", day=max(days - 3, 0), severity=0.6),
+    )
+    return run.simulation_run(
+        config,
+        reviews_per_hour=DEMO_REVIEWS_PER_HOUR,
+        on_progress=on_progress or (lambda n: None),
+    )

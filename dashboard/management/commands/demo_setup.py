@@ -1,5 +1,6 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
+from rich.progress import Progress
 
 from dashboard import demo
 
@@ -9,12 +10,28 @@ BASE_URL = "http://127.0.0.1:8000"
 class Command(BaseCommand):
     help = "Seed the demo on an empty database and print how to log in; otherwise do nothing."
 
-    def handle(self, *args, **options):
+    def add_arguments(self, parser):
+        parser.add_argument("--days", type=int, default=demo.DEMO_DAYS)
+        parser.add_argument("--outputs-per-day", type=int, default=demo.DEMO_OUTPUTS_PER_DAY)
+
+    def handle(self, *args, days, outputs_per_day, **options):
         credentials_file = settings.VAR_DIR / "demo-credentials.json"
         if demo.demo_needed():
             credentials = demo.demo_accounts_create()
             demo.credentials_save(credentials, credentials_file)
-            self.stdout.write(self.style.SUCCESS("Demo seeded."))
+            with Progress(disable=options["verbosity"] == 0) as progress:
+                task = progress.add_task("Simulating traffic", total=days * outputs_per_day)
+                report = demo.demo_traffic_seed(
+                    days=days,
+                    outputs_per_day=outputs_per_day,
+                    on_progress=lambda n: progress.advance(task, n),
+                )
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"Demo seeded: {report.outputs} outputs over {days} days, "
+                    f"{report.reviews} reviews, {report.open_items} items in the queue."
+                )
+            )
         else:
             credentials = demo.credentials_load(credentials_file)
             if credentials is None:
