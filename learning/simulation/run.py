@@ -111,8 +111,13 @@ def simulation_run(
     reviewers: tuple[Reviewer, ...] = DEFAULT_REVIEWERS,
     reviews_per_hour: int = DEFAULT_REVIEWS_PER_HOUR,
     on_progress: Callable[[int], None] = lambda done: None,
+    on_day_end: Callable[[datetime], None] = lambda moment: None,
 ) -> SimulationReport:
-    """Replay ``config``'s traffic hour by hour, with reviewers working the queue."""
+    """Replay ``config``'s traffic hour by hour, with reviewers working the queue.
+
+    ``on_day_end`` is called with each simulated day's end, after that day is stored: the
+    place for scheduled work (the learning cycles) to run at its simulated time.
+    """
     gateway = _user(SIM_GATEWAY, Role.GATEWAY)
     # The first reviewer is a lead, so that disagreements get adjudicated.
     people = [
@@ -169,6 +174,7 @@ def simulation_run(
                 hour = midnight + timedelta(hours=h)
                 if _is_working_hour(hour):
                     decided += _work_hour(hour, people, queue, truths, reviews_per_hour, rng)
+        on_day_end(midnight + timedelta(days=1))
 
     return SimulationReport(
         outputs=outputs,

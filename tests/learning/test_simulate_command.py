@@ -128,3 +128,25 @@ def test_reviewers_decide_in_the_database_as_their_confusion_matrices_say():
             checked += 1
     # Every reviewer judged enough good outputs, and most judged enough of the others.
     assert checked >= 8, observed
+
+
+def test_scheduled_work_runs_at_each_simulated_days_end():
+    from datetime import UTC, datetime
+
+    from learning.simulation import run, world
+
+    seen = []
+
+    def at_day_end(moment):
+        seen.append((moment, Output.objects.filter(created_at__lt=moment).count()))
+
+    config = world.SimulationConfig(seed=3, days=3, outputs_per_day=40, start=START)
+    run.simulation_run(config, on_day_end=at_day_end)
+
+    assert [moment for moment, _ in seen] == [
+        datetime(2026, 3, 3, tzinfo=UTC),
+        datetime(2026, 3, 4, tzinfo=UTC),
+        datetime(2026, 3, 5, tzinfo=UTC),
+    ]
+    # Each call sees that day's traffic stored, and none of the next day's.
+    assert [count for _, count in seen] == [40, 80, 120]
