@@ -126,15 +126,11 @@ def claimable_items(items: QuerySet[ReviewItem], *, reviewer: AbstractUser, now)
 _CLAIM_RELATED = ("task_type", "output", "output__task_type")
 
 
-def _live_claims(reviewer: AbstractUser, *, now) -> QuerySet[ReviewItem]:
-    return ReviewItem.objects.filter(
-        state=ReviewItem.State.OPEN, claimed_by=reviewer, lease_expires_at__gt=now
-    )
-
-
 def item_held_by(reviewer: AbstractUser, *, now) -> ReviewItem | None:
     return (
-        _live_claims(reviewer, now=now)
+        ReviewItem.objects.filter(
+            state=ReviewItem.State.OPEN, claimed_by=reviewer, lease_expires_at__gt=now
+        )
         .select_related(*_CLAIM_RELATED)
         .order_by("claimed_at")
         .first()
@@ -152,10 +148,7 @@ def item_claim(
     now = now or timezone.now()
     items = ReviewItem.objects.all() if items is None else items
     with transaction.atomic():
-        # Usually the reviewer holds nothing: a bare EXISTS is cheaper to build and run than
-        # fetching the held item with everything its answer shows.
-        holds = _live_claims(reviewer, now=now).exists()
-        item = item_held_by(reviewer, now=now) if holds else None
+        item = item_held_by(reviewer, now=now)
         previous_holder = item.claimed_by_id if item else None
         if item is None:
             item = (

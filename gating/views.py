@@ -20,7 +20,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from gating import diffs, reviews, selectors
-from gating.api.filters import ReviewItemFilter
+from gating.api.filters import ReviewItemFilter, queue_filterset
 from gating.api.serializers import BulkDecisionSerializer
 from gating.exceptions import DecisionInvalid
 from gating.models import Review, ReviewItem
@@ -45,7 +45,7 @@ def _filter_params(data) -> dict[str, str]:
 
 
 def _queue_filter(data) -> ReviewItemFilter:
-    return ReviewItemFilter(data=_filter_params(data), queryset=selectors.queue_open_items())
+    return queue_filterset(_filter_params(data))
 
 
 def _with_filters(url: str, filters: dict[str, str]) -> str:

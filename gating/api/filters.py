@@ -2,6 +2,7 @@ import django_filters
 
 from gating.models import Output, ReviewItem, TaskType
 from gating.scoring import Decision
+from gating.selectors import queue_open_items
 
 
 class OutputFilter(django_filters.FilterSet):
@@ -31,3 +32,8 @@ class ReviewItemFilter(django_filters.FilterSet):
     class Meta:
         model = ReviewItem
         fields = ["task_type", "model", "score_min", "score_max", "kind"]
+
+
+def queue_filterset(data) -> ReviewItemFilter:
+    """The open queue under the filters in ``data``: the API and the pages both start here."""
+    return ReviewItemFilter(data=data, queryset=queue_open_items())
