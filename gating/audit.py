@@ -30,17 +30,25 @@ def audit_record(
 
 
 def audit_record_many(*, actor, action: AuditEvent.Action, rows: list[tuple], at=None) -> None:
-    """Record one event per (obj, before, after) in one INSERT."""
+    """Record one event per (obj, before, after) by one actor at one moment, in one INSERT."""
     at = at or timezone.now()
+    audit_record_each(action=action, rows=[(actor, at, *row) for row in rows])
+
+
+def audit_record_each(*, action: AuditEvent.Action, rows: list[tuple]) -> None:
+    """Record one event per (actor, at, obj, before, after), in one INSERT."""
     AuditEvent.objects.bulk_create(
-        AuditEvent(
-            actor=actor,
-            at=at,
-            action=action,
-            object_type=obj._meta.label_lower,
-            object_id=str(obj.pk),
-            before=before,
-            after=after,
-        )
-        for obj, before, after in rows
+        (
+            AuditEvent(
+                actor=actor,
+                at=at,
+                action=action,
+                object_type=obj._meta.label_lower,
+                object_id=str(obj.pk),
+                before=before,
+                after=after,
+            )
+            for actor, at, obj, before, after in rows
+        ),
+        batch_size=5000,
     )

@@ -10,8 +10,9 @@ leaves nothing locked: the next claim after the lease lapses simply takes the it
 from __future__ import annotations
 
 import random
+from collections import Counter, defaultdict
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
@@ -21,7 +22,7 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from gating import webhooks
-from gating.audit import audit_record, audit_record_many
+from gating.audit import audit_record, audit_record_each, audit_record_many
 from gating.exceptions import DecisionInvalid, ReviewConflict
 from gating.models import AuditEvent, Output, Review, ReviewItem, TaskModelStats, TaskType
 from gating.scoring import Decision
@@ -79,7 +80,8 @@ def review_items_for(
 
 
 def _follow_up_item(item: ReviewItem, kind: Kind, now) -> ReviewItem:
-    return ReviewItem.objects.create(
+    """The next round's slot for the item's output (unsaved)."""
+    return ReviewItem(
         output=item.output,
         kind=kind,
         is_audit=item.is_audit,
@@ -265,32 +267,118 @@ def item_decide(
     with transaction.atomic():
         item = _held_item(item_id, reviewer)
         _check_decision(decision, item.output.output_text)
-        review = Review.objects.create(
-            item=item,
-            output=item.output,
-            reviewer=reviewer,
-            action=decision.action,
-            edited_output=decision.edited_output,
-            reason=decision.reason,
-            note=decision.note,
-            decided_at=now,
-        )
-        item.state = ReviewItem.State.DECIDED
-        item.decided_at = now
-        item.lease_expires_at = None
-        item.save(update_fields=["state", "decided_at", "lease_expires_at"])
-        audit_record(
-            actor=reviewer,
-            action=AuditEvent.Action.ADJUDICATION
-            if item.kind == Kind.ADJUDICATION
-            else AuditEvent.Action.DECISION,
-            obj=review,
-            at=now,
-            before={"item": item.pk, "kind": item.kind, "output_status": item.output.status},
-            after=_review_summary(review),
-        )
-        _advance(item, review, now)
+        (review,) = _reviews_store([(item, reviewer, decision, now)])
     return review
+
+
+@dataclass(frozen=True)
+class RecordedDecision:
+    """A decision taken in the past by ``reviewer`` on ``item`` (claimed and decided at
+    ``decided_at``), for replaying history."""
+
+    item: ReviewItem
+    reviewer: AbstractUser
+    decision: DecisionInput
+    decided_at: datetime
+
+
+def decisions_record(decisions: list[RecordedDecision]) -> list[Review]:
+    """Record many decisions on open, unleased items at once, with what claiming and deciding
+    each with ``item_decide`` would have left: reviews, audit entries, the next rounds,
+    final outputs, the gate's counters and webhook events (no claim entries in the audit
+    log, as there were no live claims).
+
+    For replaying history (the simulator's older days), where a claim and a decision per
+    item would take hours at a million outputs. The rules a live claim enforces are
+    checked here: one decision per output per call (rounds follow each other), second
+    reviews and adjudications by someone who has not judged that output, adjudications
+    by leads. A broken rule raises DecisionInvalid and nothing is stored.
+    """
+    if not decisions:
+        return []
+    if len({d.item.output_id for d in decisions}) != len(decisions):
+        raise DecisionInvalid("items", "At most one decision per output in one call.")
+    with transaction.atomic():
+        ids = [d.item.pk for d in decisions]
+        items = {
+            i.pk: i
+            for i in ReviewItem.objects.select_for_update(of=("self",))
+            .select_related("output")
+            .filter(pk__in=ids, state=ReviewItem.State.OPEN, lease_expires_at__isnull=True)
+        }
+        if missing := [pk for pk in ids if pk not in items]:
+            raise ReviewConflict(f"Items not open or under a lease: {missing[:10]}.")
+        judged = set(
+            Review.objects.filter(output_id__in=[d.item.output_id for d in decisions]).values_list(
+                "output_id", "reviewer_id"
+            )
+        )
+        for d in decisions:
+            item = items[d.item.pk]
+            _check_decision(d.decision, item.output.output_text)
+            if (item.output_id, d.reviewer.pk) in judged:
+                raise DecisionInvalid(
+                    "reviewer", f"{d.reviewer} already judged output {item.output_id}."
+                )
+            if item.kind == Kind.ADJUDICATION and not d.reviewer.has_perm(
+                "gating.adjudicate_items"
+            ):
+                raise DecisionInvalid("reviewer", f"{d.reviewer} may not adjudicate.")
+        return _reviews_store(
+            [(items[d.item.pk], d.reviewer, d.decision, d.decided_at) for d in decisions]
+        )
+
+
+def _reviews_store(decided: list[tuple]) -> list[Review]:
+    """Store checked (item, reviewer, decision, at) decisions on locked open items, and
+    move each output on to its next round or its final state."""
+    reviews = Review.objects.bulk_create(
+        (
+            Review(
+                item=item,
+                output=item.output,
+                reviewer=reviewer,
+                action=decision.action,
+                edited_output=decision.edited_output,
+                reason=decision.reason,
+                note=decision.note,
+                decided_at=at,
+            )
+            for item, reviewer, decision, at in decided
+        ),
+        batch_size=5000,
+    )
+    items = [item for item, *_ in decided]
+    for item, reviewer, _, at in decided:
+        item.state = ReviewItem.State.DECIDED
+        item.decided_at = at
+        item.lease_expires_at = None
+        if item.claimed_by_id != reviewer.pk:
+            # Replayed history: the claim is implicit, taken at the moment of deciding.
+            item.claimed_by = reviewer
+            item.claimed_at = at
+    fields = ["state", "decided_at", "lease_expires_at", "claimed_by", "claimed_at"]
+    if len(items) == 1:
+        items[0].save(update_fields=fields)
+    else:
+        ReviewItem.objects.bulk_update(items, fields, batch_size=2000)
+    for action in (AuditEvent.Action.DECISION, AuditEvent.Action.ADJUDICATION):
+        audit_record_each(
+            action=action,
+            rows=[
+                (
+                    reviewer,
+                    at,
+                    review,
+                    {"item": item.pk, "kind": item.kind, "output_status": item.output.status},
+                    _review_summary(review),
+                )
+                for (item, reviewer, _, at), review in zip(decided, reviews, strict=True)
+                if (item.kind == Kind.ADJUDICATION) == (action == AuditEvent.Action.ADJUDICATION)
+            ],
+        )
+    _advance(list(zip(items, reviews, strict=True)))
+    return reviews
 
 
 def _review_summary(review: Review) -> dict:
@@ -303,36 +391,49 @@ def _review_summary(review: Review) -> dict:
     }
 
 
-def _first_review(item: ReviewItem) -> Review:
-    return (
-        Review.objects.filter(
-            output=item.output, item__kind__in=_FIRST_KINDS, item__is_audit=item.is_audit
-        )
-        .order_by("decided_at", "id")
-        .first()
-    )
+def _first_reviews(output_ids: list[int]) -> dict[int, Review]:
+    first: dict[int, Review] = {}
+    for review in Review.objects.filter(
+        output_id__in=output_ids, item__kind__in=_FIRST_KINDS
+    ).order_by("decided_at", "id"):
+        first.setdefault(review.output_id, review)
+    return first
 
 
-def _advance(item: ReviewItem, review: Review, now) -> None:
-    if item.kind in _FIRST_KINDS:
-        if item.needs_second_review:
-            _follow_up_item(item, Kind.SECOND, now)
+def _advance(decided: list[tuple[ReviewItem, Review]]) -> None:
+    """Queue the next round for each just-decided slot, or finalize its output."""
+    follow_ups: list[ReviewItem] = []
+    finals: list[tuple[ReviewItem, Review, datetime]] = []
+    seconds = [item.output_id for item, _ in decided if item.kind == Kind.SECOND]
+    first = _first_reviews(seconds) if seconds else {}
+    for item, review in decided:
+        now = review.decided_at
+        if item.kind in _FIRST_KINDS:
+            if item.needs_second_review:
+                follow_ups.append(_follow_up_item(item, Kind.SECOND, now))
+            else:
+                finals.append((item, review, now))
+        elif item.kind == Kind.SECOND:
+            if first[item.output_id].action == review.action:
+                # Two agreeing judgments: the first one's wording stands for a modify.
+                finals.append((item, first[item.output_id], now))
+            else:
+                follow_ups.append(_follow_up_item(item, Kind.ADJUDICATION, now))
         else:
-            _finalize(item, review, now)
-    elif item.kind == Kind.SECOND:
-        first = _first_review(item)
-        if first.action == review.action:
-            # Two agreeing judgments: the first one's wording stands for a modify.
-            _finalize(item, first, now)
-        else:
-            _follow_up_item(item, Kind.ADJUDICATION, now)
-    else:
-        _finalize(item, review, now)
+            finals.append((item, review, now))
+    ReviewItem.objects.bulk_create(follow_ups, batch_size=5000)
+    _finalize(finals)
 
 
-def _finalize(item: ReviewItem, review: Review, now) -> None:
-    output = item.output
-    if not item.is_audit:
+def _finalize(finals: list[tuple[ReviewItem, Review, datetime]]) -> None:
+    delivered = []
+    audit_rejects = []
+    for item, review, now in finals:
+        output = item.output
+        if item.is_audit:
+            if review.action == Action.REJECT:
+                audit_rejects.append((output, review))
+            continue
         output.status = _FINAL_STATUS[review.action]
         output.final_output_text = {
             Action.APPROVE: output.output_text,
@@ -340,31 +441,45 @@ def _finalize(item: ReviewItem, review: Review, now) -> None:
             Action.REJECT: None,
         }[review.action]
         output.decided_at = now
-        output.save(update_fields=["status", "final_output_text", "decided_at"])
-        webhooks.webhook_events_emit(
-            outputs_with_reviews=[(output, review)], event_type=webhooks.OUTPUT_DECIDED
-        )
-    elif review.action == Action.REJECT:
-        webhooks.webhook_events_emit(
-            outputs_with_reviews=[(output, review)], event_type=webhooks.OUTPUT_AUDIT_REJECTED
-        )
-    _count_human_review(output, approved_unchanged=review.action == Action.APPROVE)
+        delivered.append((output, review))
+    fields = ["status", "final_output_text", "decided_at"]
+    if len(delivered) == 1:
+        delivered[0][0].save(update_fields=fields)
+    elif delivered:
+        Output.objects.bulk_update([o for o, _ in delivered], fields, batch_size=2000)
+    for event_type, pairs in (
+        (webhooks.OUTPUT_DECIDED, delivered),
+        (webhooks.OUTPUT_AUDIT_REJECTED, audit_rejects),
+    ):
+        if pairs:
+            webhooks.webhook_events_emit(outputs_with_reviews=pairs, event_type=event_type)
+    _count_human_reviews(
+        [(item.output, review.action == Action.APPROVE) for item, review, _ in finals]
+    )
 
 
-def _count_human_review(output: Output, *, approved_unchanged: bool) -> None:
+def _count_human_reviews(finals: list[tuple[Output, bool]]) -> None:
     """Keep the gate's counters current, so that scoring never counts history."""
-    TaskType.objects.filter(pk=output.task_type_id).update(reviewed_count=F("reviewed_count") + 1)
-    increments = {
-        "reviewed_count": F("reviewed_count") + 1,
-        "approved_unchanged_count": F("approved_unchanged_count") + int(approved_unchanged),
-    }
-    pair = TaskModelStats.objects.filter(task_type_id=output.task_type_id, model=output.model)
-    if not pair.update(**increments):
-        TaskModelStats.objects.bulk_create(
-            [TaskModelStats(task_type_id=output.task_type_id, model=output.model)],
-            ignore_conflicts=True,
-        )
-        pair.update(**increments)
+    per_task_type: Counter[int] = Counter()
+    per_pair: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0])
+    for output, approved_unchanged in finals:
+        per_task_type[output.task_type_id] += 1
+        counts = per_pair[(output.task_type_id, output.model)]
+        counts[0] += 1
+        counts[1] += int(approved_unchanged)
+    for task_type_id, n in per_task_type.items():
+        TaskType.objects.filter(pk=task_type_id).update(reviewed_count=F("reviewed_count") + n)
+    for (task_type_id, model), (n, approved) in per_pair.items():
+        increments = {
+            "reviewed_count": F("reviewed_count") + n,
+            "approved_unchanged_count": F("approved_unchanged_count") + approved,
+        }
+        pair = TaskModelStats.objects.filter(task_type_id=task_type_id, model=model)
+        if not pair.update(**increments):
+            TaskModelStats.objects.bulk_create(
+                [TaskModelStats(task_type_id=task_type_id, model=model)], ignore_conflicts=True
+            )
+            pair.update(**increments)
 
 
 # --------------------------------------------------------------------------- bulk
