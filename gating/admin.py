@@ -36,10 +36,12 @@ class TaskTypeAdmin(admin.ModelAdmin):
         "name",
         "review_threshold",
         "approve_threshold",
+        "threshold_policy",
+        "recommended_tier",
         "reviewed_count",
         "in_cold_start",
     ]
-    readonly_fields = ["reviewed_count", "created_at", "updated_at"]
+    readonly_fields = ["recommended_tier", "reviewed_count", "created_at", "updated_at"]
     inlines = [ValidatorInline]
 
     @admin.display(boolean=True)

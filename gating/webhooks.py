@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import ipaddress
 import json
+import logging
 import secrets
 import socket
 import time
@@ -36,6 +37,7 @@ from gating.roles import Role
 
 OUTPUT_DECIDED = "output.decided"
 OUTPUT_AUDIT_REJECTED = "output.audit_rejected"
+ALERT_OPENED = "alert.opened"
 
 SIGNATURE_HEADER = "X-Gatehouse-Signature"
 EVENT_HEADER = "X-Gatehouse-Event"
@@ -67,6 +69,7 @@ _METADATA_ADDRESSES = frozenset(
     {ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")}
 )
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+log = logging.getLogger(__name__)
 
 
 # --------------------------------------------------------------------------- events
@@ -101,7 +104,9 @@ def webhook_events_emit(*, outputs_with_reviews: list[tuple[Output, object]], ev
     """Queue one delivery per (output, active webhook of its source), after commit."""
     by_owner: dict[int, list[Webhook]] = {}
     owners = {o.source_id for o, _ in outputs_with_reviews}
-    for hook in Webhook.objects.filter(owner_id__in=owners, is_active=True):
+    for hook in Webhook.objects.filter(
+        owner_id__in=owners, is_active=True, kind=Webhook.Kind.DECISIONS
+    ):
         by_owner.setdefault(hook.owner_id, []).append(hook)
     if not by_owner:
         return []
@@ -116,16 +121,39 @@ def webhook_events_emit(*, outputs_with_reviews: list[tuple[Output, object]], ev
         for output, review in outputs_with_reviews
         for hook in by_owner.get(output.source_id, [])
     )
+    _enqueue_after_commit(deliveries)
+    return deliveries
+
+
+def alert_event_emit(*, payload: dict) -> list[WebhookDelivery]:
+    """Queue one delivery of an alert to every active alert webhook, after commit.
+    ``payload`` carries Slack's ``text`` field, so a Slack incoming webhook shows it."""
+    now = timezone.now()
+    deliveries = WebhookDelivery.objects.bulk_create(
+        WebhookDelivery(webhook=hook, event_type=ALERT_OPENED, payload=payload, next_attempt_at=now)
+        for hook in Webhook.objects.filter(is_active=True, kind=Webhook.Kind.ALERTS)
+    )
+    _enqueue_after_commit(deliveries)
+    return deliveries
+
+
+def _enqueue_after_commit(deliveries: list[WebhookDelivery]) -> None:
     ids = [d.pk for d in deliveries]
 
     def enqueue():
         from gating.tasks import webhook_deliver
 
         for pk in ids:
-            webhook_deliver.delay(pk)
+            try:
+                webhook_deliver.apply_async((pk,), retry=False)
+            except Exception:
+                # The broker is down: the deliveries stay pending in their table (the
+                # outbox), and the resume task sends them once it is back. The request that
+                # made them must not wait for or fail on Celery.
+                log.warning("Broker unavailable; %d webhook deliveries left for resume", len(ids))
+                return
 
     transaction.on_commit(enqueue)
-    return deliveries
 
 
 # --------------------------------------------------------------------------- URLs

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import models
 
 
@@ -22,3 +23,207 @@ class SimulatedTruth(models.Model):
 
     def __str__(self) -> str:
         return f"output {self.output_id}: {self.truth}"
+
+
+class CycleRun(models.Model):
+    """One run of a learning cycle for one window: what it read, what it changed, how it ended.
+
+    (kind, window_end) is unique, which is what makes a run idempotent: a duplicate beat,
+    a retry or a redelivered message finds the succeeded run and changes nothing.
+    """
+
+    class Kind(models.TextChoices):
+        VALIDATORS = "validators", "Validator weights"
+        THRESHOLDS = "thresholds", "Thresholds"
+        TIERS = "tiers", "Model tiers"
+        AGREEMENT = "agreement", "Reviewer agreement"
+        ALERTS = "alerts", "Alerts"
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    window_start = models.DateTimeField()
+    window_end = models.DateTimeField()
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING)
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    counts = models.JSONField(default=dict, blank=True)
+    changes = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-window_end", "kind"]
+        constraints = [
+            models.UniqueConstraint(fields=["kind", "window_end"], name="cycle_run_once_per_window")
+        ]
+        indexes = [models.Index(fields=["kind", "-window_end"], name="cycle_run_latest")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} cycle up to {self.window_end:%Y-%m-%d %H:%M} ({self.status})"
+
+
+class ValidatorAssessment(models.Model):
+    """A validator's accuracy, importance and weight change in one validators cycle."""
+
+    cycle = models.ForeignKey(CycleRun, on_delete=models.CASCADE, related_name="validators")
+    validator = models.ForeignKey(
+        "gating.Validator", on_delete=models.CASCADE, related_name="assessments"
+    )
+    n = models.PositiveIntegerField()
+    accuracy = models.FloatField(null=True)
+    importance = models.FloatField(null=True)
+    old_weight = models.FloatField()
+    new_weight = models.FloatField()
+
+    class Meta:
+        ordering = ["cycle", "-importance"]
+        constraints = [
+            models.UniqueConstraint(fields=["cycle", "validator"], name="validator_once_per_cycle")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.validator} in {self.cycle}"
+
+
+class ThresholdChange(models.Model):
+    """One threshold decision of a thresholds cycle (also when it held the value)."""
+
+    class Which(models.TextChoices):
+        REVIEW = "review", "Review"
+        APPROVE = "approve", "Approve"
+
+    cycle = models.ForeignKey(CycleRun, on_delete=models.CASCADE, related_name="thresholds")
+    task_type = models.ForeignKey(
+        "gating.TaskType", on_delete=models.CASCADE, related_name="threshold_changes"
+    )
+    which = models.CharField(max_length=10, choices=Which.choices)
+    policy = models.CharField(max_length=20)
+    old_value = models.FloatField()
+    new_value = models.FloatField()
+    n = models.PositiveIntegerField(default=0)
+    not_approved = models.FloatField(null=True)
+    bound = models.FloatField(null=True)
+    reason = models.TextField()
+    evidence = models.JSONField(default=dict)
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-at", "task_type", "which"]
+        indexes = [models.Index(fields=["task_type", "which", "at"], name="threshold_history")]
+
+    def __str__(self) -> str:
+        return f"{self.task_type} {self.which}: {self.old_value} -> {self.new_value}"
+
+
+class TierAssessment(models.Model):
+    """One model on one task type in a tiers cycle."""
+
+    cycle = models.ForeignKey(CycleRun, on_delete=models.CASCADE, related_name="tiers")
+    task_type = models.ForeignKey(
+        "gating.TaskType", on_delete=models.CASCADE, related_name="tier_assessments"
+    )
+    model = models.CharField(max_length=200)
+    tier = models.CharField(max_length=50, blank=True)
+    reviews = models.PositiveIntegerField()
+    accuracy = models.FloatField(null=True)
+    mean_score = models.FloatField(null=True)
+    confidence = models.FloatField()
+    adjusted_score = models.FloatField()
+    rank = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["cycle", "task_type", "rank"]
+
+    def __str__(self) -> str:
+        return f"{self.model} on {self.task_type}: #{self.rank}"
+
+
+class ReviewerReliability(models.Model):
+    """A reviewer's reliability and agreement in one agreement cycle."""
+
+    cycle = models.ForeignKey(CycleRun, on_delete=models.CASCADE, related_name="reliabilities")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reliabilities"
+    )
+    n = models.PositiveIntegerField()
+    reliability_raw = models.FloatField()
+    reliability = models.FloatField()
+    agreement_with_gate = models.FloatField(null=True)
+    kappa_with_gate = models.FloatField(null=True)
+
+    class Meta:
+        ordering = ["cycle", "-reliability"]
+
+    def __str__(self) -> str:
+        return f"{self.reviewer}: {self.reliability:.2f}"
+
+
+class PairAgreement(models.Model):
+    """Two reviewers' agreement on the outputs both judged, in one agreement cycle."""
+
+    cycle = models.ForeignKey(CycleRun, on_delete=models.CASCADE, related_name="pairs")
+    first = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    second = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    n = models.PositiveIntegerField()
+    raw_agreement = models.FloatField(null=True)
+    kappa = models.FloatField(null=True)
+
+    class Meta:
+        ordering = ["cycle", "first", "second"]
+
+    def __str__(self) -> str:
+        return f"{self.first} / {self.second}: kappa {self.kappa}"
+
+
+class Alert(models.Model):
+    """A condition worth a lead's attention, open from when it was first seen until it
+    clears. One open alert per (rule, subject) at a time."""
+
+    class Rule(models.TextChoices):
+        BACKLOG = "backlog", "Review backlog"
+        THRESHOLD_DRIFT = "threshold_drift", "Threshold drift"
+        VALIDATOR_ACCURACY = "validator_accuracy", "Validator accuracy drop"
+        SCORE_SHIFT = "score_shift", "Score distribution shift"
+
+    class State(models.TextChoices):
+        OPEN = "open", "Open"
+        ACKNOWLEDGED = "acknowledged", "Acknowledged"
+        RESOLVED = "resolved", "Resolved"
+
+    rule = models.CharField(max_length=30, choices=Rule.choices)
+    subject = models.CharField(max_length=200)
+    state = models.CharField(max_length=20, choices=State.choices, default=State.OPEN)
+    message = models.TextField()
+    value = models.FloatField(null=True)
+    limit = models.FloatField(null=True)
+    link = models.CharField(max_length=300, blank=True)
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    acknowledged_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    acknowledged_at = models.DateTimeField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    notified_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-first_seen"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["rule", "subject"],
+                condition=~models.Q(state="resolved"),
+                name="alert_one_live_per_subject",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_rule_display()}: {self.subject} ({self.state})"

@@ -198,22 +198,33 @@ else:
         "processed_folder": str(_BROKER_DIR / "processed"),
         "store_processed": False,
     }
+# Fail fast when the broker is down: publishing happens after commit in requests, which
+# must not wait on it (the outbox tables keep the work; see docs/learning.md).
+REDIS_TRANSPORT_OPTIONS = {"socket_connect_timeout": 1, "socket_timeout": 2}
+if REDIS_URL:
+    CELERY_BROKER_TRANSPORT_OPTIONS = REDIS_TRANSPORT_OPTIONS
+CELERY_BROKER_CONNECTION_TIMEOUT = 1.0
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = TIME_ZONE
+# The schedule lives in django-celery-beat's tables, seeded by a migration
+# (learning/migrations/0003_beat_schedule.py), where admins see and change it.
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
-# The schedule lives in code; beat's DatabaseScheduler copies it into django-celery-beat's
-# tables, where admins can see and adjust it. Each entry expires before its next run, so a
-# late run is dropped rather than piled up behind the next one.
-CELERY_BEAT_SCHEDULE = {
-    # A broker restart drops the countdowns that webhook retries wait on: find them again.
-    "webhook-deliveries-resume": {
-        "task": "gating.tasks.webhook_deliveries_resume",
-        "schedule": 300.0,
-        "options": {"expires": 240.0},
-    },
-}
+
+# Learning cycles (docs/learning.md).
+LEARNING_LOOKBACK_DAYS = env.int("LEARNING_LOOKBACK_DAYS", default=30)
+LEARNING_MIN_VERDICTS = env.int("LEARNING_MIN_VERDICTS", default=50)
+LEARNING_MAX_WEIGHT_STEP = env.float("LEARNING_MAX_WEIGHT_STEP", default=0.1)
+LEARNING_WEIGHT_FLOOR = env.float("LEARNING_WEIGHT_FLOOR", default=0.05)
+LEARNING_RELIABILITY_PRIOR = env.float("LEARNING_RELIABILITY_PRIOR", default=0.7)
+LEARNING_RELIABILITY_PRIOR_STRENGTH = env.float("LEARNING_RELIABILITY_PRIOR_STRENGTH", default=20.0)
+# Where alert links point: the site's own address, for emails and webhooks.
+SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000")
+# Alert emails to leads. EMAIL_URL as in django-environ, e.g. smtp+tls://user:pw@host:587;
+# the default prints them to the worker's log.
+vars().update(env.email_url("EMAIL_URL", default="consolemail://"))
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="gatehouse@localhost")
 
 LOGGING = {
     "version": 1,

@@ -5,7 +5,7 @@ DATABASE_URL or REDIS_URL stops the process at start rather than falling back.
 """
 
 from .base import *  # noqa: F403
-from .base import env
+from .base import REDIS_TRANSPORT_OPTIONS, env
 
 SECRET_KEY = env.str("SECRET_KEY")
 DEBUG = False
@@ -15,6 +15,7 @@ DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 REDIS_URL = env.str("REDIS_URL")
 CELERY_BROKER_URL = REDIS_URL
+CELERY_BROKER_TRANSPORT_OPTIONS = REDIS_TRANSPORT_OPTIONS
 
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

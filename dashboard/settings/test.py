@@ -11,7 +11,7 @@ import socket
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import env
+from .base import REDIS_TRANSPORT_OPTIONS, env
 
 _IN_CI = env.bool("CI", default=False)
 _PG_URL = env.str("TEST_DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/gatehouse")
@@ -43,6 +43,7 @@ else:
 if REDIS_AVAILABLE:
     REDIS_URL = _REDIS_URL
     CELERY_BROKER_URL = _REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS = REDIS_TRANSPORT_OPTIONS
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 STORAGES = {

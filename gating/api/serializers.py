@@ -122,12 +122,27 @@ class TaskTypeSerializer(serializers.ModelSerializer):
             "audit_rate_approved",
             "audit_rate_warning",
             "double_review_rate",
+            "threshold_policy",
+            "alpha_approve",
+            "alpha_warning",
+            "delta",
+            "review_threshold_pinned",
+            "approve_threshold_pinned",
+            "backlog_relief",
+            "recommended_tier",
             "reviewed_count",
             "in_cold_start",
             "created_at",
             "updated_at",
         ]
-        read_only_fields = ["name", "reviewed_count", "in_cold_start", "created_at", "updated_at"]
+        read_only_fields = [
+            "name",
+            "recommended_tier",
+            "reviewed_count",
+            "in_cold_start",
+            "created_at",
+            "updated_at",
+        ]
 
     in_cold_start = serializers.BooleanField(read_only=True)
     review_threshold = serializers.FloatField(min_value=0.0, max_value=10.0, required=False)
@@ -137,6 +152,9 @@ class TaskTypeSerializer(serializers.ModelSerializer):
     audit_rate_approved = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
     audit_rate_warning = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
     double_review_rate = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
+    alpha_approve = serializers.FloatField(min_value=0.001, max_value=0.5, required=False)
+    alpha_warning = serializers.FloatField(min_value=0.001, max_value=0.9, required=False)
+    delta = serializers.FloatField(min_value=0.001, max_value=0.5, required=False)
 
     def validate(self, attrs):
         review = attrs.get("review_threshold", getattr(self.instance, "review_threshold", None))

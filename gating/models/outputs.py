@@ -24,6 +24,42 @@ class TaskType(models.Model):
     audit_rate_approved = models.FloatField(default=0.02, validators=_RATE_RANGE)
     audit_rate_warning = models.FloatField(default=0.10, validators=_RATE_RANGE)
     double_review_rate = models.FloatField(default=0.10, validators=_RATE_RANGE)
+
+    # How the learning cycles move the thresholds (docs/learning.md).
+    class ThresholdPolicy(models.TextChoices):
+        GUARDED = "guarded", "Guarded (bounded error)"
+        ADR0003 = "adr0003", "ADR-0003 rule as written"
+
+    threshold_policy = models.CharField(
+        max_length=20, choices=ThresholdPolicy.choices, default=ThresholdPolicy.GUARDED
+    )
+    alpha_approve = models.FloatField(
+        default=0.05,
+        validators=_RATE_RANGE,
+        help_text="Largest share of auto-approved outputs a human would not approve unchanged.",
+    )
+    alpha_warning = models.FloatField(
+        default=0.25,
+        validators=_RATE_RANGE,
+        help_text="The same, for everything at or above the review threshold.",
+    )
+    delta = models.FloatField(
+        default=0.05,
+        validators=_RATE_RANGE,
+        help_text="Allowed chance that a threshold's bound is wrong (confidence is 1 - delta).",
+    )
+    review_threshold_pinned = models.BooleanField(
+        default=False, help_text="The learning cycles leave a pinned threshold where it is."
+    )
+    approve_threshold_pinned = models.BooleanField(
+        default=False, help_text="The learning cycles leave a pinned threshold where it is."
+    )
+    backlog_relief = models.BooleanField(
+        default=False,
+        help_text="After a backlog alert has been open 7 days, release queued items within "
+        "1.0 below the review threshold as warnings (audit-sampled).",
+    )
+    recommended_tier = models.CharField(max_length=50, blank=True, editable=False)
     # Maintained by the review service so that the gate never counts history.
     reviewed_count = models.PositiveIntegerField(default=0, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)

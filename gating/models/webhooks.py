@@ -7,12 +7,18 @@ from django.db import models
 
 
 class Webhook(models.Model):
+    class Kind(models.TextChoices):
+        DECISIONS = "decisions", "Decisions on the owner's outputs"
+        ALERTS = "alerts", "Alerts (Slack-compatible JSON)"
+
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.CASCADE,
         related_name="webhooks",
-        help_text="The gateway user whose outputs' decisions are sent here.",
+        help_text="For decisions: the gateway user whose outputs' decisions are sent here. "
+        "For alerts: the admin who set it up.",
     )
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.DECISIONS)
     url = models.URLField(max_length=500)
     # The HMAC key must be readable to sign with, so unlike API tokens it cannot be hashed.
     secret = models.CharField(max_length=100, editable=False)

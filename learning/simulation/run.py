@@ -14,13 +14,14 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
+from itertools import groupby
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
 from django.db import transaction
 
 from gating import reviews, services
-from gating.models import Output, ReviewItem, TaskType
+from gating.models import Output, Review, ReviewItem, TaskType
 from gating.roles import Role
 from gating.submissions import OutputSubmission
 from learning.models import SimulatedTruth
@@ -35,9 +36,12 @@ from learning.simulation.world import (
     simulate,
 )
 
+Kind = ReviewItem.Kind
 SIM_GATEWAY = "sim-gateway"
 # Each simulated reviewer decides at most this many items per working hour.
 DEFAULT_REVIEWS_PER_HOUR = 12
+# The last days are worked through live claims; the days before them are recorded in bulk.
+DEFAULT_LIVE_DAYS = 3
 _REJECT_REASON = {Truth.BAD: "factual_error", Truth.NEEDS_EDIT: "formatting", Truth.GOOD: "other"}
 
 
@@ -58,11 +62,16 @@ def simulation_reset() -> int:
     truths, and the task types (with their validators and counters) that no other output
     uses, so that the same seed replays the same history. Returns how many outputs went.
     The audit log keeps its entries: it is append-only."""
+    outputs = Output.objects.filter(source__username=SIM_GATEWAY)
     with transaction.atomic():
-        _, by_model = Output.objects.filter(source__username=SIM_GATEWAY).delete()
+        # Set-based deletes, children first, through the fast path Django's own collector
+        # uses: QuerySet.delete() would load every row of a million-output history.
+        for model in (Review, ReviewItem, SimulatedTruth):
+            model.objects.filter(output__in=outputs)._raw_delete(model.objects.db)
+        deleted = outputs._raw_delete(outputs.db)
         TaskType.objects.exclude(pk__in=Output.objects.values("task_type")).delete()
     transaction.on_commit(services.gate_caches_clear)
-    return by_model.get("gating.Output", 0)
+    return deleted
 
 
 def _is_working_hour(hour: datetime) -> bool:
@@ -78,31 +87,74 @@ def _decision(reviewer: Reviewer, truth: Truth, output_text: str, rng) -> review
     return reviews.DecisionInput("approve")
 
 
+def _turns(hour: datetime, people: list, per_hour: int, rng) -> list[tuple]:
+    """The reviewers take turns through the hour: (turn time, user, profile) in order."""
+    return [
+        (hour + timedelta(seconds=(turn + rng.random()) * 3600 / per_hour), user, profile)
+        for turn in range(per_hour)
+        for user, profile in people
+    ]
+
+
 def _work_hour(hour, people, queue, truths, per_hour, rng) -> int:
-    """The reviewers take turns through the hour, each claiming and deciding one item a
-    turn, until their capacity or the queue runs out."""
+    """Live: at each turn the reviewer claims and decides one item, until their capacity or
+    the queue runs out."""
     decided = 0
     idle = set()
-    for turn in range(per_hour):
-        for user, profile in people:
-            if user.pk in idle:
-                continue
-            at = hour + timedelta(seconds=(turn + rng.random()) * 3600 / per_hour)
-            item = reviews.item_claim(reviewer=user, items=queue, now=at)
-            if item is None:
-                idle.add(user.pk)
-                continue
-            truth = truths[item.output_id]
-            reviews.item_decide(
-                item_id=item.pk,
-                reviewer=user,
-                decision=_decision(profile, truth, item.output.output_text, rng),
-                now=at + timedelta(seconds=20),
-            )
-            decided += 1
-        if len(idle) == len(people):
-            break
+    for at, user, profile in _turns(hour, people, per_hour, rng):
+        if user.pk in idle:
+            continue
+        item = reviews.item_claim(reviewer=user, items=queue, now=at)
+        if item is None:
+            idle.add(user.pk)
+            if len(idle) == len(people):
+                break
+            continue
+        truth = truths[item.output_id]
+        reviews.item_decide(
+            item_id=item.pk,
+            reviewer=user,
+            decision=_decision(profile, truth, item.output.output_text, rng),
+            now=at + timedelta(seconds=20),
+        )
+        decided += 1
     return decided
+
+
+def _record_hour(hour, people, queue, truths, per_hour, rng) -> int:
+    """History: the same turns, given the oldest open items in queue order (each to the
+    first free turn at or after its arrival that its reviewer may take), recorded at once
+    with ``reviews.decisions_record`` instead of a claim and a decision each."""
+    turns = _turns(hour, people, per_hour, rng)
+    items = list(
+        queue.filter(
+            state=ReviewItem.State.OPEN,
+            lease_expires_at__isnull=True,
+            queued_at__lt=hour + timedelta(hours=1),
+        )
+        .select_related("output")
+        .order_by("queued_at", "id")[: len(turns)]
+    )
+    follow_ups = [i.output_id for i in items if i.kind in (Kind.SECOND, Kind.ADJUDICATION)]
+    judged = set(
+        Review.objects.filter(output_id__in=follow_ups).values_list("output_id", "reviewer_id")
+    )
+    leads = {user.pk for user, _ in people if user.has_perm("gating.adjudicate_items")}
+    decisions = []
+    for item in items:
+        for n, (at, user, profile) in enumerate(turns):
+            if (
+                at >= item.queued_at
+                and (item.output_id, user.pk) not in judged
+                and (item.kind != Kind.ADJUDICATION or user.pk in leads)
+            ):
+                del turns[n]
+                decision = _decision(profile, truths[item.output_id], item.output.output_text, rng)
+                at += timedelta(seconds=20)
+                decisions.append(reviews.RecordedDecision(item, user, decision, at))
+                break
+    reviews.decisions_record(decisions)
+    return len(decisions)
 
 
 def simulation_run(
@@ -110,10 +162,15 @@ def simulation_run(
     *,
     reviewers: tuple[Reviewer, ...] = DEFAULT_REVIEWERS,
     reviews_per_hour: int = DEFAULT_REVIEWS_PER_HOUR,
+    live_days: int = DEFAULT_LIVE_DAYS,
     on_progress: Callable[[int], None] = lambda done: None,
     on_day_end: Callable[[datetime], None] = lambda moment: None,
 ) -> SimulationReport:
     """Replay ``config``'s traffic hour by hour, with reviewers working the queue.
+
+    In the last ``live_days`` days every review is a live claim and decision; before
+    them, each hour's decisions are recorded in bulk (the same decisions by the same
+    rules, without a claim each, which would take hours at a million outputs).
 
     ``on_day_end`` is called with each simulated day's end, after that day is stored: the
     place for scheduled work (the learning cycles) to run at its simulated time.
@@ -134,24 +191,30 @@ def simulation_run(
     truths: dict[int, Truth] = {}
     outputs = decided = 0
 
-    by_day: dict[int, list] = defaultdict(list)
-    for output in simulate(config):
-        by_day[(output.created_at.date() - config.start).days].append(output)
+    # One day of the world in memory at a time: a million outputs at once would not fit
+    # in a small machine's memory as Python objects.
+    days = groupby(simulate(config), key=lambda o: (o.created_at.date() - config.start).days)
+    next_day = next(days, None)
 
     for day in range(config.days):
         # A day per transaction: each claim and decision inside it is a savepoint rather
         # than a commit of its own, which makes the replay several times faster.
         with transaction.atomic():
-            # The gate's per-process caches expire by wall-clock time; a replay clears them
-            # so that every run sees the same counters at the same simulated moment.
-            services.gate_caches_clear()
             by_hour: dict[int, list] = defaultdict(list)
-            for output in by_day.pop(day, []):
+            todays: list = []
+            if next_day is not None and next_day[0] == day:
+                todays = list(next_day[1])
+                next_day = next(days, None)
+            for output in todays:
                 by_hour[output.created_at.hour].append(output)
             midnight = datetime.combine(config.start + timedelta(days=day), time(0), UTC)
             for h in range(24):
                 batch = by_hour.get(h, [])
                 if batch:
+                    # The gate's per-process caches expire by wall-clock time; a replay
+                    # clears them so that every run scores with the same counters at the
+                    # same simulated moment, however long a batch takes.
+                    services.gate_caches_clear()
                     results = services.output_ingest_batch(
                         source=gateway,
                         submissions=[
@@ -173,7 +236,8 @@ def simulation_run(
                     on_progress(len(batch))
                 hour = midnight + timedelta(hours=h)
                 if _is_working_hour(hour):
-                    decided += _work_hour(hour, people, queue, truths, reviews_per_hour, rng)
+                    work = _work_hour if day >= config.days - live_days else _record_hour
+                    decided += work(hour, people, queue, truths, reviews_per_hour, rng)
         on_day_end(midnight + timedelta(days=1))
 
     return SimulationReport(

@@ -1,6 +1,6 @@
 """Threshold policies: where the gate's review and approve thresholds should be.
 
-Pure functions over judged outputs: (score, approved unchanged?, inclusion probability).
+Pure functions over judged outputs: (score, approved unchanged?, weight).
 
 ``guarded`` (the default) gives a stated guarantee. For the approve threshold it looks for
 the lowest t such that, among outputs scoring at least t, the share a human would not
@@ -38,9 +38,12 @@ MIN_GAP = 0.1
 
 @dataclass(frozen=True)
 class Judged:
+    """A judged output. ``weight`` is 1 / its inclusion probability, times the deciding
+    reviewer's reliability where the cycles weight reviewers."""
+
     score: float
     approved_unchanged: bool
-    inclusion_probability: float = 1.0
+    weight: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,7 @@ def evidence_at(judged: Sequence[Judged], threshold: float, delta: float) -> Evi
     above = [j for j in judged if j.score >= threshold]
     if not above:
         return Evidence(threshold, 0, 0.0, 0.0, None)
-    weights = np.array([1.0 / j.inclusion_probability for j in above])
+    weights = np.array([j.weight for j in above])
     failed = np.array([not j.approved_unchanged for j in above], dtype=float)
     effective_n = float(weights.sum() ** 2 / (weights**2).sum())
     share = float((weights * failed).sum() / weights.sum())

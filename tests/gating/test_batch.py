@@ -76,3 +76,17 @@ def test_limits_on_batch_size(gateway_api):
     assert response.status_code == 400
     assert "outputs" in response.json()
     assert Output.objects.count() == 0
+
+
+def test_json_fields_keep_every_value_through_the_bulk_insert(gateway_api):
+    metadata = {"big": 2**70, "unicode": "café ✓", "nested": [1.5, None, True, {"k": "v"}]}
+    bodies = SubmissionFactory.create_batch(3)
+    bodies[0]["metadata"] = metadata
+    bodies[1]["evidence"] = {"source": "doc-1", "quote": 'He said "hi"'}
+    response = gateway_api.post(URL, {"outputs": bodies}, format="json")
+
+    assert response.status_code == 201, response.json()
+    stored = {o.external_id: o for o in Output.objects.all()}
+    assert stored[bodies[0]["external_id"]].metadata == metadata
+    assert stored[bodies[1]["external_id"]].evidence == bodies[1]["evidence"]
+    assert stored[bodies[2]["external_id"]].evidence is None

@@ -137,7 +137,9 @@ def delivery_to(hook, payload=PAYLOAD) -> WebhookDelivery:
 def sent(monkeypatch):
     """Delivery ids handed to the broker, instead of handing them over."""
     ids: list[int] = []
-    monkeypatch.setattr(tasks.webhook_deliver, "delay", ids.append)
+    monkeypatch.setattr(
+        tasks.webhook_deliver, "apply_async", lambda args, *rest, **options: ids.append(args[0])
+    )
     return ids
 
 
@@ -769,3 +771,39 @@ def test_audit_events_are_read_only_and_escaped_in_the_admin(admin_client_, admi
     assert admin_client_.post(delete_url, {"post": "yes"}).status_code == 403
     event.refresh_from_db()
     assert event.object_id == "1"
+
+
+@pytest.fixture
+def broker_down():
+    """Point Celery at a port where nothing listens, as when Redis is down."""
+    from dashboard.celery import app
+
+    saved = app.conf.broker_url
+    app.conf.broker_url = "redis://127.0.0.1:9/0"
+    app._pool = None
+    app.amqp._producer_pool = None
+    yield
+    app.conf.broker_url = saved
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+def test_decisions_work_with_the_broker_down_and_the_outbox_keeps_the_event(
+    register, gateway, user_in, broker_down, django_capture_on_commit_callbacks
+):
+    register(f"https://{PUBLIC_IP}/a")
+    held_output(gateway)
+    reviewer = user_in(Role.REVIEWER)
+
+    started = datetime.now(UTC)
+    with django_capture_on_commit_callbacks(execute=True):
+        item = item_claim(reviewer=reviewer)
+        item_decide(item_id=item.pk, reviewer=reviewer, decision=DecisionInput("approve"))
+    # Publishing failed fast instead of hanging the request on the broker.
+    assert datetime.now(UTC) - started < timedelta(seconds=5)
+
+    (delivery,) = WebhookDelivery.objects.all()
+    assert delivery.status == WebhookDelivery.Status.PENDING
+    # Once the broker is back, beat's resume task finds it.
+    later = timezone.now() + webhooks.RESUME_AFTER + timedelta(seconds=1)
+    assert webhooks.deliveries_resume(now=later) == [delivery.pk]

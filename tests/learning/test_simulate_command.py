@@ -31,15 +31,17 @@ def stored_rows_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def test_same_seed_same_rows_and_decisions():
-    simulate("--seed", "5", "--days", "2", "--outputs-per-day", "150")
+@pytest.mark.parametrize("live_days", ["0", "1", "3"])
+def test_same_seed_same_rows_and_decisions(live_days):
+    args = ("--days", "3", "--outputs-per-day", "150", "--live-days", live_days)
+    simulate("--seed", "5", *args)
     first = stored_rows_fingerprint()
     assert Review.objects.exists(), "the reviewers worked the queue"
 
-    simulate("--seed", "5", "--days", "2", "--outputs-per-day", "150", "--reset")
+    simulate("--seed", "5", *args, "--reset")
     assert stored_rows_fingerprint() == first
 
-    simulate("--seed", "6", "--days", "2", "--outputs-per-day", "150", "--reset")
+    simulate("--seed", "6", *args, "--reset")
     assert stored_rows_fingerprint() != first
 
 
@@ -50,11 +52,17 @@ def test_every_output_has_its_truth_stored_apart_from_the_gate():
     assert "truth" not in {f.name for f in Output._meta.get_fields()}
 
 
-def test_reviews_happen_only_in_working_hours():
-    simulate("--seed", "4", "--days", "3", "--outputs-per-day", "200")
-    times = list(Review.objects.values_list("decided_at", flat=True))
-    assert times
-    assert all(t.weekday() < 5 and 9 <= t.hour < 18 for t in times)
+def test_reviews_happen_only_in_working_hours_and_after_arrival():
+    # Two days recorded in bulk, then two of live claims.
+    simulate("--seed", "4", "--days", "4", "--outputs-per-day", "200", "--live-days", "2")
+    reviewed = list(Review.objects.values_list("decided_at", "item__queued_at", "item__claimed_at"))
+    days = {t.date() for t, _, _ in reviewed}
+    assert {date(2026, 3, 2), date(2026, 3, 5)} <= days
+    assert all(t.weekday() < 5 and 9 <= t.hour < 18 for t, _, _ in reviewed)
+    assert all(claimed <= decided for decided, _, claimed in reviewed)
+    history = [(t, queued) for t, queued, _ in reviewed if t.date() < date(2026, 3, 4)]
+    assert history
+    assert all(queued <= t for t, queued in history)
 
 
 def test_drift_lowers_the_drifted_models_scores_from_its_day_only():
@@ -89,6 +97,8 @@ def test_drift_lowers_the_drifted_models_scores_from_its_day_only():
         ("--drift", "model=gpt-x,day=1,severity=2"),
         ("--models", "9"),
         ("--days", "0"),
+        ("--live-days", "-1"),
+        ("--reviews-per-hour", "-2"),
     ],
 )
 def test_bad_options_are_clear_errors(args):

@@ -176,7 +176,7 @@ def test_clopper_pearson_matches_a_published_value():
 
 def test_weights_count_each_stratum_for_the_traffic_it_stands_for():
     # 10 audited outputs at p = 0.1 stand for 100, as many as 100 reviewed at p = 1.
-    judged = [thresholds.Judged(8.0, True, 0.1)] * 10 + [thresholds.Judged(8.0, False, 1.0)] * 100
+    judged = [thresholds.Judged(8.0, True, 1 / 0.1)] * 10 + [thresholds.Judged(8.0, False)] * 100
     evidence = thresholds.evidence_at(judged, 7.0, 0.05)
     # Weighted failure share 100 / 200; Kish n = 200^2 / (10 * 100 + 100) = 36.36.
     assert evidence.effective_n == pytest.approx(200**2 / 1100)

@@ -42,6 +42,19 @@ class Command(BaseCommand):
         parser.add_argument("--models", type=int, help="how many of the default models")
         parser.add_argument("--reviewers", type=int, help="how many of the default reviewers")
         parser.add_argument(
+            "--reviews-per-hour",
+            type=int,
+            default=run.DEFAULT_REVIEWS_PER_HOUR,
+            help="each reviewer's decisions per working hour",
+        )
+        parser.add_argument(
+            "--live-days",
+            type=int,
+            default=run.DEFAULT_LIVE_DAYS,
+            help="how many of the last days are worked through live claims "
+            "(the days before them are recorded in bulk, which is much faster)",
+        )
+        parser.add_argument(
             "--start", type=date.fromisoformat, help="first day (default: --days ago)"
         )
         parser.add_argument("--drift", type=_drift, help="model=NAME,day=N,severity=0..1")
@@ -64,6 +77,10 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         reviewers = _pick(world.DEFAULT_REVIEWERS, opts["reviewers"], "reviewers")
+        if opts["reviews_per_hour"] < 0:
+            raise CommandError("--reviews-per-hour must be 0 or more")
+        if opts["live_days"] < 0:
+            raise CommandError("--live-days must be 0 or more")
 
         if opts["reset"]:
             self.stdout.write(f"Deleted {run.simulation_reset()} simulated outputs.")
@@ -72,6 +89,8 @@ class Command(BaseCommand):
             report = run.simulation_run(
                 config,
                 reviewers=reviewers,
+                reviews_per_hour=opts["reviews_per_hour"],
+                live_days=opts["live_days"],
                 on_progress=lambda n: progress.advance(task, n),
             )
         self.stdout.write(

@@ -1,0 +1,307 @@
+"""Alerts: conditions a lead should see, kept open while they hold.
+
+``alerts_evaluate(now)`` checks every rule and, for each (rule, subject): opens an alert
+the first time the condition holds (and notifies leads once), refreshes it while it holds,
+and resolves it by itself when it clears. Leads acknowledge with a note.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.mail import send_mail
+from django.db import transaction
+from django.db.models import Count, Min, Q
+from django.urls import reverse
+
+from gating import webhooks
+from gating.models import AuditEvent, Output, Review, ReviewItem, TaskType
+from gating.roles import Role
+from learning import selectors
+from learning.models import Alert
+from learning.statistics import drift, importance
+
+Rule = Alert.Rule
+
+BACKLOG_HOURS = 24.0
+THRESHOLD_DRIFT = 0.5
+ACCURACY_DROP = 0.10
+ACCURACY_MIN_VERDICTS = 30
+PSI_LIMIT = 0.25
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rule's measurement for one subject; ``firing`` says whether it crosses the limit."""
+
+    rule: str
+    subject: str
+    firing: bool
+    value: float | None
+    limit: float
+    message: str
+    link: str
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def backlog(now: datetime) -> list[Finding]:
+    open_items = ReviewItem.objects.filter(state=ReviewItem.State.OPEN, queued_at__lte=now)
+    summary = open_items.aggregate(n=Count("id"), oldest=Min("queued_at"))
+    decided = Review.objects.filter(
+        is_bulk=False, decided_at__gt=now - timedelta(hours=24), decided_at__lte=now
+    ).count()
+    n, oldest = summary["n"], summary["oldest"]
+    oldest_hours = (now - oldest).total_seconds() / 3600 if oldest else 0.0
+    # Throughput in items per hour over the last day; none at all means an unbounded wait.
+    wait_hours = (n / (decided / 24.0) if decided else float("inf")) if n else 0.0
+    value = max(oldest_hours, wait_hours)
+    return [
+        Finding(
+            rule=Rule.BACKLOG,
+            subject="review queue",
+            firing=value > BACKLOG_HOURS,
+            value=None if value == float("inf") else round(value, 2),
+            limit=BACKLOG_HOURS,
+            message=(
+                f"{n} items waiting; the oldest for {oldest_hours:.1f} h; at the last day's "
+                f"pace of {decided} decisions the queue takes "
+                + ("forever" if wait_hours == float("inf") else f"{wait_hours:.1f} h")
+                + f" to clear (limit {BACKLOG_HOURS:g} h)."
+            ),
+            link=reverse("queue"),
+        )
+    ]
+
+
+def threshold_drift(now: datetime) -> list[Finding]:
+    """Any threshold more than 0.5 away from where it stood 24 hours ago (by admins or the
+    cycles alike: both leave threshold edits in the audit log)."""
+    since = now - timedelta(hours=24)
+    earliest: dict[tuple[str, str], float] = {}
+    for object_id, before in (
+        AuditEvent.objects.filter(
+            action=AuditEvent.Action.THRESHOLD_EDIT, at__gt=since, at__lte=now
+        )
+        .order_by("at", "id")
+        .values_list("object_id", "before")
+    ):
+        for field in ("review_threshold", "approve_threshold"):
+            if before and field in before:
+                earliest.setdefault((object_id, field), before[field])
+    findings = []
+    for task_type in TaskType.objects.all():
+        for field in ("review_threshold", "approve_threshold"):
+            then = earliest.get((str(task_type.pk), field))
+            moved = abs(getattr(task_type, field) - then) if then is not None else 0.0
+            findings.append(
+                Finding(
+                    rule=Rule.THRESHOLD_DRIFT,
+                    subject=f"{task_type.name} {field.replace('_', ' ')}",
+                    firing=moved > THRESHOLD_DRIFT,
+                    value=round(moved, 4),
+                    limit=THRESHOLD_DRIFT,
+                    message=f"The {field.replace('_', ' ')} of {task_type.name} moved "
+                    f"{moved:.2f} in 24 h (limit {THRESHOLD_DRIFT:g}): check for feedback bias.",
+                    link=_admin_link(
+                        "learning", "thresholdchange", task_type__id__exact=task_type.pk
+                    ),
+                )
+            )
+    return findings
+
+
+def validator_accuracy(now: datetime) -> list[Finding]:
+    """Each validator's accuracy over the last 7 days against the 7 before."""
+    recent = selectors.verdicts(since=now - timedelta(days=7), until=now)
+    before = selectors.verdicts(since=now - timedelta(days=14), until=now - timedelta(days=7))
+    grouped: dict[int, tuple[list, list]] = defaultdict(lambda: ([], []))
+    for v in recent:
+        grouped[v.task_type_id][0].append(v)
+    for v in before:
+        grouped[v.task_type_id][1].append(v)
+    names_by_task_type = defaultdict(set)
+    for v in [*recent, *before]:
+        names_by_task_type[v.task_type_id].update(r["name"] for r in v.validator_results)
+    task_types = dict(TaskType.objects.filter(pk__in=grouped).values_list("pk", "name"))
+    findings = []
+    for task_type_id, (now_verdicts, then_verdicts) in grouped.items():
+        if min(len(now_verdicts), len(then_verdicts)) < ACCURACY_MIN_VERDICTS:
+            continue
+        names = tuple(sorted(names_by_task_type[task_type_id]))
+        accuracy_now = importance.validator_accuracy(_counts(now_verdicts, names))
+        accuracy_then = importance.validator_accuracy(_counts(then_verdicts, names))
+        for name in names:
+            drop = accuracy_then[name] - accuracy_now[name]
+            findings.append(
+                Finding(
+                    rule=Rule.VALIDATOR_ACCURACY,
+                    subject=f"{task_types[task_type_id]} {name}",
+                    firing=drop > ACCURACY_DROP,
+                    value=round(drop, 4),
+                    limit=ACCURACY_DROP,
+                    message=f"{name} on {task_types[task_type_id]}: accuracy "
+                    f"{accuracy_then[name]:.0%} the week before, {accuracy_now[name]:.0%} "
+                    f"the last 7 days ({len(now_verdicts)} verdicts): possible model "
+                    "degradation.",
+                    link=_admin_link(
+                        "learning",
+                        "validatorassessment",
+                        validator__task_type__id__exact=task_type_id,
+                    ),
+                )
+            )
+    return findings
+
+
+def _counts(verdicts, names) -> importance.PatternCounts:
+    approved: dict[tuple, float] = defaultdict(float)
+    not_approved: dict[tuple, float] = defaultdict(float)
+    for v in verdicts:
+        failed = {r["name"] for r in v.validator_results if not r.get("passed", True)}
+        pattern = tuple(n not in failed for n in names)
+        (approved if v.approved_unchanged else not_approved)[pattern] += 1
+    patterns = tuple(set(approved) | set(not_approved))
+    return importance.PatternCounts(
+        names=names,
+        patterns=patterns,
+        approved=tuple(approved[p] for p in patterns),
+        not_approved=tuple(not_approved[p] for p in patterns),
+    )
+
+
+def score_shift(now: datetime) -> list[Finding]:
+    """PSI of each task type's scores over the last 24 h against the 7 days before."""
+    day_ago, week_before = now - timedelta(days=1), now - timedelta(days=8)
+    recent: dict[int, list[float]] = defaultdict(list)
+    baseline: dict[int, list[float]] = defaultdict(list)
+    for task_type_id, created_at, score in Output.objects.filter(
+        created_at__gt=week_before, created_at__lte=now
+    ).values_list("task_type_id", "created_at", "score"):
+        (recent if created_at > day_ago else baseline)[task_type_id].append(score)
+    names = dict(TaskType.objects.values_list("pk", "name"))
+    findings = []
+    for task_type_id in recent.keys() & baseline.keys():
+        value = drift.psi(baseline[task_type_id], recent[task_type_id]) or 0.0
+        findings.append(
+            Finding(
+                rule=Rule.SCORE_SHIFT,
+                subject=names[task_type_id],
+                firing=value > PSI_LIMIT,
+                value=round(value, 4),
+                limit=PSI_LIMIT,
+                message=f"The score distribution of {names[task_type_id]} over the last 24 h "
+                f"differs from the 7 days before: PSI {value:.3f} (limit {PSI_LIMIT:g}).",
+                link=reverse("api-outputs") + f"?task_type={names[task_type_id]}",
+            )
+        )
+    return findings
+
+
+RULES = (backlog, threshold_drift, validator_accuracy, score_shift)
+
+
+def _admin_link(app: str, model: str, **filters) -> str:
+    query = "&".join(f"{k}={v}" for k, v in filters.items())
+    return reverse(f"admin:{app}_{model}_changelist") + (f"?{query}" if query else "")
+
+
+# --------------------------------------------------------------------------- lifecycle
+
+
+def alerts_evaluate(now: datetime) -> tuple[dict, list]:
+    """Check every rule at ``now``; open, refresh and resolve alerts. Returns the cycle's
+    counts and the list of alerts opened and resolved."""
+    findings = [f for rule in RULES for f in rule(now)]
+    live = {
+        (a.rule, a.subject): a
+        for a in Alert.objects.select_for_update().exclude(state=Alert.State.RESOLVED)
+    }
+    counts = {"checked": len(findings), "opened": 0, "resolved": 0, "open": 0}
+    changes = []
+    for f in findings:
+        alert = live.pop((f.rule, f.subject), None)
+        if f.firing and alert is None:
+            alert = Alert.objects.create(
+                rule=f.rule,
+                subject=f.subject,
+                message=f.message,
+                value=f.value,
+                limit=f.limit,
+                link=f.link,
+                first_seen=now,
+                last_seen=now,
+            )
+            _notify(alert)
+            counts["opened"] += 1
+            changes.append({"opened": f.rule, "subject": f.subject, "value": f.value})
+        elif f.firing:
+            alert.last_seen, alert.value, alert.message = now, f.value, f.message
+            alert.save(update_fields=["last_seen", "value", "message"])
+        elif alert is not None:
+            _resolve(alert, now)
+            counts["resolved"] += 1
+            changes.append({"resolved": f.rule, "subject": f.subject, "value": f.value})
+        if f.firing:
+            counts["open"] += 1
+    # A subject no rule measures any more (a task type gone quiet) has cleared too.
+    for alert in live.values():
+        _resolve(alert, now)
+        counts["resolved"] += 1
+        changes.append({"resolved": alert.rule, "subject": alert.subject, "value": None})
+    return counts, changes
+
+
+def _resolve(alert: Alert, now: datetime) -> None:
+    alert.state = Alert.State.RESOLVED
+    alert.resolved_at = now
+    alert.save(update_fields=["state", "resolved_at"])
+
+
+def alert_acknowledge(*, alert: Alert, lead, note: str) -> Alert:
+    if alert.state == Alert.State.RESOLVED:
+        raise ValueError("This alert is already resolved.")
+    alert.state = Alert.State.ACKNOWLEDGED
+    alert.acknowledged_by = lead
+    alert.acknowledged_at = alert.last_seen
+    alert.note = note
+    alert.save(update_fields=["state", "acknowledged_by", "acknowledged_at", "note"])
+    return alert
+
+
+def _notify(alert: Alert) -> None:
+    """Once, when the alert opens: email to the leads, and the alert webhooks."""
+    url = settings.SITE_URL.rstrip("/") + alert.link
+    subject = f"[Gatehouse] {alert.get_rule_display()}: {alert.subject}"
+    text = f"{subject}\n{alert.message}\n{url}"
+    leads = list(
+        get_user_model()
+        .objects.filter(Q(groups__name=Role.LEAD.value) | Q(groups__name=Role.ADMIN.value))
+        .filter(is_active=True)
+        .exclude(email="")
+        .values_list("email", flat=True)
+        .distinct()
+    )
+    if leads:
+        transaction.on_commit(lambda: send_mail(subject, text, None, leads, fail_silently=True))
+    webhooks.alert_event_emit(
+        payload={
+            "text": text,
+            "alert": {
+                "id": alert.pk,
+                "rule": alert.rule,
+                "subject": alert.subject,
+                "value": alert.value,
+                "limit": alert.limit,
+                "first_seen": alert.first_seen.isoformat(),
+                "link": url,
+            },
+        }
+    )
+    alert.notified_at = alert.first_seen
+    alert.save(update_fields=["notified_at"])

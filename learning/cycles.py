@@ -1,0 +1,486 @@
+"""The learning cycles: each reads the human verdicts of a window and adjusts the gate.
+
+``cycle_run(kind, at)`` is the one entry point, for Celery, the run_cycle command, the
+admin's "run now" button and the simulator. A run is idempotent per (kind, window): the
+window ends at ``at`` rounded down to the cycle's period, and a run that already
+succeeded for it is returned as it is. Everything a run writes, its own record's success
+included, commits in one transaction, so a worker killed mid-cycle leaves nothing behind
+and the retry starts clean.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Avg
+from django.utils import timezone
+
+from gating.audit import audit_record
+from gating.models import AuditEvent, Output, TaskType, Validator
+from gating.services import gate_caches_clear
+from learning import alerts, selectors
+from learning.models import (
+    CycleRun,
+    PairAgreement,
+    ReviewerReliability,
+    ThresholdChange,
+    TierAssessment,
+    ValidatorAssessment,
+)
+from learning.statistics import agreement, importance, thresholds, tiers
+
+log = logging.getLogger(__name__)
+Kind = CycleRun.Kind
+
+PERIODS = {
+    Kind.VALIDATORS: timedelta(hours=6),
+    Kind.THRESHOLDS: timedelta(hours=12),
+    Kind.TIERS: timedelta(hours=24),
+    Kind.AGREEMENT: timedelta(hours=6),
+    Kind.ALERTS: timedelta(minutes=5),
+}
+ADR_WINDOW = timedelta(hours=48)
+_EPOCH = datetime(2000, 1, 3, tzinfo=UTC)  # a Monday at midnight: windows align to it
+
+
+class CycleFailed(Exception):
+    pass
+
+
+def window_end(kind: str, at: datetime) -> datetime:
+    period = PERIODS[Kind(kind)]
+    return _EPOCH + ((at - _EPOCH) // period) * period
+
+
+def cycle_run(kind: str, at: datetime | None = None) -> CycleRun:
+    """Run the ``kind`` cycle for the window ending at ``at`` rounded down to its period,
+    once: a run that already succeeded for that window is returned unchanged."""
+    kind = Kind(kind)
+    end = window_end(kind, at or timezone.now())
+    start = end - _lookback(kind)
+    try:
+        with transaction.atomic():
+            run = _claim(kind, start, end)
+            if run.status == CycleRun.Status.SUCCEEDED:
+                return run
+            counts, changes = _CYCLES[kind](run)
+            run.status = CycleRun.Status.SUCCEEDED
+            run.finished_at = timezone.now()
+            run.counts, run.changes, run.error = counts, changes, ""
+            run.save()
+    except Exception as exc:
+        _record_failure(kind, start, end, exc)
+        raise
+    transaction.on_commit(gate_caches_clear)
+    return run
+
+
+def _lookback(kind: Kind) -> timedelta:
+    if kind == Kind.ALERTS:
+        return PERIODS[Kind.ALERTS]
+    return timedelta(days=settings.LEARNING_LOOKBACK_DAYS)
+
+
+def _claim(kind: Kind, start: datetime, end: datetime) -> CycleRun:
+    """This window's run record, locked: a concurrent duplicate waits here for the first
+    to commit, then finds it succeeded."""
+    defaults = {"window_start": start, "started_at": timezone.now()}
+    try:
+        with transaction.atomic():
+            CycleRun.objects.get_or_create(kind=kind, window_end=end, defaults=defaults)
+    except IntegrityError:
+        pass  # created concurrently: lock the other one below
+    run = CycleRun.objects.select_for_update().get(kind=kind, window_end=end)
+    if run.status != CycleRun.Status.SUCCEEDED:
+        run.attempts += 1
+        run.started_at = timezone.now()
+        run.status = CycleRun.Status.RUNNING
+        run.window_start = start
+        # A failed attempt's rows were rolled back with it; this clears a retry's slate.
+        run.save()
+    return run
+
+
+def _record_failure(kind: Kind, start: datetime, end: datetime, exc: Exception) -> None:
+    log.exception("%s cycle for the window ending %s failed", kind, end)
+    CycleRun.objects.update_or_create(
+        kind=kind,
+        window_end=end,
+        create_defaults={
+            "window_start": start,
+            "started_at": timezone.now(),
+            "attempts": 1,
+            "status": CycleRun.Status.FAILED,
+            "error": f"{type(exc).__name__}: {exc}",
+            "finished_at": timezone.now(),
+        },
+        defaults={
+            "status": CycleRun.Status.FAILED,
+            "error": f"{type(exc).__name__}: {exc}",
+            "finished_at": timezone.now(),
+        },
+    )
+
+
+# --------------------------------------------------------------------------- validators
+
+
+def _weight(verdict: selectors.Verdict, reliability: dict[int, float]) -> float:
+    """An audit stands for 1 / p outputs like it; a reliable reviewer counts for more."""
+    return reliability.get(verdict.reviewer_id, 1.0) / verdict.inclusion_probability
+
+
+def _pattern_counts(verdicts, names: tuple[str, ...], reliability) -> importance.PatternCounts:
+    approved: Counter = Counter()
+    not_approved: Counter = Counter()
+    for v in verdicts:
+        failed = {r["name"] for r in v.validator_results if not r.get("passed", True)}
+        pattern = tuple(name not in failed for name in names)
+        target = approved if v.approved_unchanged else not_approved
+        target[pattern] += _weight(v, reliability)
+    patterns = tuple(sorted(set(approved) | set(not_approved)))
+    return importance.PatternCounts(
+        names=names,
+        patterns=patterns,
+        approved=tuple(approved[p] for p in patterns),
+        not_approved=tuple(not_approved[p] for p in patterns),
+    )
+
+
+def _validators_cycle(run: CycleRun):
+    reliability = selectors.reviewer_weights()
+    by_task_type = _verdicts_by_task_type(run.window_start, run.window_end)
+    counts = {"task_types": 0, "verdicts": 0, "reweighted": 0}
+    changes = []
+    for task_type in TaskType.objects.filter(pk__in=by_task_type):
+        verdicts = by_task_type[task_type.pk]
+        validators = {v.name: v for v in Validator.objects.filter(task_type=task_type)}
+        names = tuple(sorted(validators))
+        counts["task_types"] += 1
+        counts["verdicts"] += len(verdicts)
+        if len(verdicts) < settings.LEARNING_MIN_VERDICTS or not names:
+            changes.append(
+                {
+                    "task_type": task_type.name,
+                    "held": f"{len(verdicts)} verdicts; the cycle needs "
+                    f"{settings.LEARNING_MIN_VERDICTS} to reweight.",
+                }
+            )
+            continue
+        pattern_counts = _pattern_counts(verdicts, names, reliability)
+        accuracy = importance.validator_accuracy(pattern_counts)
+        if len(names) > importance.MAX_EXACT:
+            changes.append(
+                {
+                    "task_type": task_type.name,
+                    "held": f"{len(names)} validators; exact importance takes at most "
+                    f"{importance.MAX_EXACT}.",
+                }
+            )
+            continue
+        found = importance.validator_importance(pattern_counts)
+        new = importance.next_weights(
+            {n: validators[n].weight for n in names},
+            found,
+            max_step=settings.LEARNING_MAX_WEIGHT_STEP,
+            floor=settings.LEARNING_WEIGHT_FLOOR,
+        )
+        assessments = []
+        for name in names:
+            validator = validators[name]
+            assessments.append(
+                ValidatorAssessment(
+                    cycle=run,
+                    validator=validator,
+                    n=len(verdicts),
+                    accuracy=accuracy[name],
+                    importance=found[name],
+                    old_weight=validator.weight,
+                    new_weight=new[name],
+                )
+            )
+            if new[name] != validator.weight:
+                changes.append(
+                    {
+                        "task_type": task_type.name,
+                        "validator": name,
+                        "old": validator.weight,
+                        "new": new[name],
+                        "importance": round(found[name], 6),
+                    }
+                )
+                validator.weight = new[name]
+                validator.save(update_fields=["weight"])
+                counts["reweighted"] += 1
+        ValidatorAssessment.objects.bulk_create(assessments)
+    return counts, changes
+
+
+def _verdicts_by_task_type(start: datetime, end: datetime) -> dict[int, list]:
+    grouped: dict[int, list] = defaultdict(list)
+    for v in selectors.verdicts(since=start, until=end):
+        grouped[v.task_type_id].append(v)
+    return grouped
+
+
+# --------------------------------------------------------------------------- thresholds
+
+
+def _thresholds_cycle(run: CycleRun):
+    reliability = selectors.reviewer_weights()
+    by_task_type = _verdicts_by_task_type(run.window_start, run.window_end)
+    counts = {"task_types": 0, "verdicts": 0, "moved": 0}
+    changes = []
+    now = run.window_end
+    for task_type in TaskType.objects.select_for_update().order_by("pk"):
+        verdicts = by_task_type.get(task_type.pk, [])
+        counts["task_types"] += 1
+        counts["verdicts"] += len(verdicts)
+        if task_type.threshold_policy == TaskType.ThresholdPolicy.ADR0003:
+            recent = [
+                thresholds.Judged(v.score, v.approved_unchanged)
+                for v in verdicts
+                if not v.is_audit and v.decided_at >= now - ADR_WINDOW
+            ]
+            proposals = thresholds.adr0003(
+                recent, review=task_type.review_threshold, approve=task_type.approve_threshold
+            )
+        else:
+            judged = [
+                thresholds.Judged(v.score, v.approved_unchanged, _weight(v, reliability))
+                for v in verdicts
+            ]
+            proposals = thresholds.guarded(
+                judged,
+                review=task_type.review_threshold,
+                approve=task_type.approve_threshold,
+                alpha_approve=task_type.alpha_approve,
+                alpha_warning=task_type.alpha_warning,
+                delta=task_type.delta,
+            )
+        final = thresholds.constrain(
+            proposals,
+            pins={
+                "review": task_type.review_threshold_pinned,
+                "approve": task_type.approve_threshold_pinned,
+            },
+        )
+        moved = _thresholds_apply(run, task_type, final)
+        counts["moved"] += len(moved)
+        changes += moved
+    return counts, changes
+
+
+def _thresholds_apply(run: CycleRun, task_type: TaskType, final: dict) -> list[dict]:
+    rows = []
+    moved = []
+    for which in ("review", "approve"):
+        p = final[which]
+        passed = (p.evidence or {}).get("passed") or {}
+        rows.append(
+            ThresholdChange(
+                cycle=run,
+                task_type=task_type,
+                which=which,
+                policy=task_type.threshold_policy,
+                old_value=p.old,
+                new_value=p.new,
+                n=passed.get("n", p.evidence.get("n", 0)) if p.evidence else 0,
+                not_approved=passed.get("not_approved"),
+                bound=passed.get("bound"),
+                reason=p.reason,
+                evidence=p.evidence,
+                at=run.window_end,
+            )
+        )
+        if p.new != p.old:
+            moved.append(
+                {"task_type": task_type.name, "threshold": which, "old": p.old, "new": p.new}
+            )
+    ThresholdChange.objects.bulk_create(rows)
+    if moved:
+        before = {f"{m['threshold']}_threshold": m["old"] for m in moved}
+        after = {f"{m['threshold']}_threshold": m["new"] for m in moved}
+        for field, value in after.items():
+            setattr(task_type, field, value)
+        task_type.save(update_fields=[*after, "updated_at"])
+        audit_record(
+            actor=None,
+            action=AuditEvent.Action.THRESHOLD_EDIT,
+            obj=task_type,
+            before=before,
+            after={**after, "cycle": run.pk, "policy": task_type.threshold_policy},
+            at=run.window_end,
+        )
+    return moved
+
+
+# --------------------------------------------------------------------------- tiers
+
+
+def _tiers_cycle(run: CycleRun):
+    by_task_type = _verdicts_by_task_type(run.window_start, run.window_end)
+    outputs = Output.objects.filter(created_at__gte=run.window_start, created_at__lt=run.window_end)
+    mean_scores = {
+        (row["task_type_id"], row["model"]): row
+        for row in outputs.values("task_type_id", "model").annotate(mean=Avg("score"))
+    }
+    tiers_seen = dict(
+        ((tt, m), tier)
+        for tt, m, tier in outputs.values_list("task_type_id", "model", "tier").distinct()
+    )
+    fast_last_day = dict(
+        outputs.filter(tier="fast", created_at__gte=run.window_end - timedelta(days=1))
+        .values("task_type_id")
+        .annotate(mean=Avg("score"))
+        .values_list("task_type_id", "mean")
+    )
+    counts = {"task_types": 0, "models": 0, "recommendations_changed": 0}
+    changes = []
+    task_type_ids = {tt for tt, _ in mean_scores} | set(by_task_type)
+    for task_type in TaskType.objects.filter(pk__in=task_type_ids).order_by("pk"):
+        reviewed: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for v in by_task_type.get(task_type.pk, []):
+            reviewed[v.model][0] += 1
+            reviewed[v.model][1] += int(v.approved_unchanged)
+        models = {m for tt, m in mean_scores if tt == task_type.pk} | set(reviewed)
+        records = [
+            tiers.ModelRecord(
+                model=m,
+                tier=tiers_seen.get((task_type.pk, m), ""),
+                reviews=reviewed[m][0],
+                approved_unchanged=reviewed[m][1],
+                mean_score=(mean_scores.get((task_type.pk, m)) or {}).get("mean"),
+            )
+            for m in sorted(models)
+        ]
+        ranking = tiers.ranked(records)
+        TierAssessment.objects.bulk_create(
+            TierAssessment(
+                cycle=run,
+                task_type=task_type,
+                model=r.model,
+                tier=r.tier,
+                reviews=r.reviews,
+                accuracy=r.accuracy,
+                mean_score=r.mean_score,
+                confidence=r.confidence,
+                adjusted_score=r.adjusted_score,
+                rank=rank,
+            )
+            for rank, r in enumerate(ranking, start=1)
+        )
+        tier, reason = tiers.recommended_tier(fast_last_day.get(task_type.pk))
+        counts["task_types"] += 1
+        counts["models"] += len(records)
+        changes.append({"task_type": task_type.name, "recommended_tier": tier, "reason": reason})
+        if tier != task_type.recommended_tier:
+            counts["recommendations_changed"] += 1
+            task_type.recommended_tier = tier
+            task_type.save(update_fields=["recommended_tier", "updated_at"])
+    return counts, changes
+
+
+# --------------------------------------------------------------------------- agreement
+
+
+def _agreement_cycle(run: CycleRun):
+    rows = selectors.judgments(since=run.window_start, until=run.window_end)
+    counts = {"judgments": len(rows), "reviewers": 0, "units_with_two_or_more": 0}
+    if not rows:
+        return counts, [{"held": "No reviews in the window."}]
+    units: dict[int, dict[int, str]] = defaultdict(dict)
+    for output_id, reviewer_id, action in rows:
+        units[output_id].setdefault(reviewer_id, action)
+    shared = {u: r for u, r in units.items() if len(r) >= 2}
+    counts["units_with_two_or_more"] = len(shared)
+
+    pairs: dict[tuple[int, int], tuple[list, list]] = defaultdict(lambda: ([], []))
+    for judged in shared.values():
+        people = sorted(judged)
+        for i, a in enumerate(people):
+            for b in people[i + 1 :]:
+                pairs[(a, b)][0].append(judged[a])
+                pairs[(a, b)][1].append(judged[b])
+    PairAgreement.objects.bulk_create(
+        PairAgreement(
+            cycle=run,
+            first_id=a,
+            second_id=b,
+            n=len(first),
+            raw_agreement=agreement.raw_agreement(first, second),
+            kappa=agreement.finite_or_none(agreement.cohen_kappa(first, second)),
+        )
+        for (a, b), (first, second) in sorted(pairs.items())
+    )
+    alpha = agreement.finite_or_none(agreement.krippendorff_alpha(shared))
+
+    reliabilities = agreement.reviewer_reliability(
+        [
+            (u, reviewer, action)
+            for u, judged in units.items()
+            for reviewer, action in judged.items()
+        ],
+        prior=settings.LEARNING_RELIABILITY_PRIOR,
+        prior_strength=settings.LEARNING_RELIABILITY_PRIOR_STRENGTH,
+    )
+    gate = _gate_agreement(units)
+    ReviewerReliability.objects.bulk_create(
+        ReviewerReliability(
+            cycle=run,
+            reviewer_id=reviewer,
+            n=r.n,
+            reliability_raw=r.raw,
+            reliability=r.shrunk,
+            agreement_with_gate=gate.get(reviewer, (None, None))[0],
+            kappa_with_gate=gate.get(reviewer, (None, None))[1],
+        )
+        for reviewer, r in reliabilities.items()
+    )
+    counts["reviewers"] = len(reliabilities)
+    return counts, [
+        {
+            "krippendorff_alpha": alpha,
+            "reliability": {str(k): round(r.shrunk, 4) for k, r in reliabilities.items()},
+        }
+    ]
+
+
+def _gate_agreement(units: dict[int, dict[int, str]]) -> dict[int, tuple]:
+    """Per reviewer: how often the gate's call (deliver or hold) matched theirs (approve
+    unchanged or not), and the kappa of the two."""
+    delivered = dict(Output.objects.filter(pk__in=list(units)).values_list("pk", "decision"))
+    by_reviewer: dict[int, tuple[list, list]] = defaultdict(lambda: ([], []))
+    for output_id, judged in units.items():
+        gate_says = delivered.get(output_id) != "pending_review"
+        for reviewer, action in judged.items():
+            by_reviewer[reviewer][0].append(gate_says)
+            by_reviewer[reviewer][1].append(action == selectors.APPROVE)
+    return {
+        reviewer: (
+            agreement.raw_agreement(gate, human),
+            agreement.finite_or_none(agreement.cohen_kappa(gate, human)),
+        )
+        for reviewer, (gate, human) in by_reviewer.items()
+    }
+
+
+# --------------------------------------------------------------------------- alerts
+
+
+def _alerts_cycle(run: CycleRun):
+    return alerts.alerts_evaluate(run.window_end)
+
+
+_CYCLES: dict[Kind, Callable[[CycleRun], tuple[dict, list]]] = {
+    Kind.VALIDATORS: _validators_cycle,
+    Kind.THRESHOLDS: _thresholds_cycle,
+    Kind.TIERS: _tiers_cycle,
+    Kind.AGREEMENT: _agreement_cycle,
+    Kind.ALERTS: _alerts_cycle,
+}

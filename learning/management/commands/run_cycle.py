@@ -1,0 +1,42 @@
+from datetime import datetime
+
+from django.core.management.base import BaseCommand, CommandError
+
+from learning import cycles
+from learning.models import CycleRun
+
+
+def _timestamp(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise CommandError(f"--at {text!r}: expected ISO 8601, e.g. 2026-03-02T12:00Z") from exc
+    if moment.tzinfo is None:
+        raise CommandError(f"--at {text!r}: give a time zone, e.g. 2026-03-02T12:00Z")
+    return moment
+
+
+class Command(BaseCommand):
+    help = (
+        "Run one learning cycle now, for the window that --at (default: now) falls in. "
+        "A window that already ran successfully is reported, not run again."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("kind", choices=CycleRun.Kind.values)
+        parser.add_argument("--at", help="ISO 8601 timestamp with a time zone")
+
+    def handle(self, *args, **opts):
+        at = _timestamp(opts["at"]) if opts["at"] else None
+        try:
+            run = cycles.cycle_run(opts["kind"], at)
+        except Exception as exc:
+            raise CommandError(f"The {opts['kind']} cycle failed: {exc}") from exc
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"{run} (window {run.window_start:%Y-%m-%d %H:%M} to "
+                f"{run.window_end:%Y-%m-%d %H:%M}, attempt {run.attempts}): {run.counts}"
+            )
+        )
+        for change in run.changes:
+            self.stdout.write(f"  {change}")

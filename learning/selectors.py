@@ -1,0 +1,91 @@
+"""What the learning cycles read: human verdicts, reviewer weights, score samples."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Exists, OuterRef
+
+from gating.models import Review, ReviewItem
+from learning.models import CycleRun, ReviewerReliability
+
+APPROVE = Review.Action.APPROVE
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The human verdict that stands for one output: its last independent review, once
+    every round (second review, adjudication) is done."""
+
+    output_id: int
+    task_type_id: int
+    model: str
+    tier: str
+    score: float
+    validator_results: list
+    reviewer_id: int
+    action: str
+    inclusion_probability: float
+    is_audit: bool
+    decided_at: datetime
+
+    @property
+    def approved_unchanged(self) -> bool:
+        return self.action == APPROVE
+
+
+def verdicts(*, since: datetime, until: datetime, task_type_id: int | None = None) -> list[Verdict]:
+    """Final human verdicts decided in [since, until). Bulk decisions are left out: they are
+    one lead's call on many outputs, not independent judgments."""
+    reviews = (
+        Review.objects.filter(is_bulk=False, decided_at__gte=since, decided_at__lt=until)
+        .exclude(
+            Exists(
+                ReviewItem.objects.filter(output=OuterRef("output"), state=ReviewItem.State.OPEN)
+            )
+        )
+        .order_by("decided_at", "id")
+    )
+    if task_type_id is not None:
+        reviews = reviews.filter(output__task_type_id=task_type_id)
+    last: dict[int, tuple] = {}
+    for row in reviews.values_list(
+        "output_id",
+        "output__task_type_id",
+        "output__model",
+        "output__tier",
+        "output__score",
+        "output__validator_results",
+        "reviewer_id",
+        "action",
+        "item__inclusion_probability",
+        "item__is_audit",
+        "decided_at",
+    ):
+        last[row[0]] = row  # later rounds overwrite earlier ones
+    return [Verdict(*row) for row in last.values()]
+
+
+def judgments(*, since: datetime, until: datetime) -> list[tuple[int, int, str]]:
+    """Every independent (output, reviewer, action) decided in [since, until)."""
+    return list(
+        Review.objects.filter(is_bulk=False, decided_at__gte=since, decided_at__lt=until)
+        .order_by("id")
+        .values_list("output_id", "reviewer_id", "action")
+    )
+
+
+def reviewer_weights() -> dict[int, float]:
+    """Each reviewer's reliability from the latest agreement cycle that succeeded; the
+    cycles weight a reviewer with no assessment yet as 1."""
+    latest = (
+        CycleRun.objects.filter(kind=CycleRun.Kind.AGREEMENT, status=CycleRun.Status.SUCCEEDED)
+        .order_by("-window_end")
+        .first()
+    )
+    if latest is None:
+        return {}
+    return dict(
+        ReviewerReliability.objects.filter(cycle=latest).values_list("reviewer_id", "reliability")
+    )
