@@ -11,5 +11,6 @@ class GatingConfig(AppConfig):
         import gating.api.schema  # noqa: F401  (registers the OpenAPI auth extension)
         from gating.roles import ensure_roles
 
-        # Roles are groups whose permissions exist only after migrate has created them.
-        post_migrate.connect(ensure_roles, sender=self)
+        # Roles are groups whose permissions exist only after migrate has created them, and
+        # they include other apps' permissions (learning, beat): refresh after every app.
+        post_migrate.connect(ensure_roles, dispatch_uid="gating.ensure_roles")

@@ -23,7 +23,18 @@ _REVIEWER = {
     "gating.view_reviewitem",
     "gating.review_items",
 }
-_LEAD = _REVIEWER | {"gating.adjudicate_items", "gating.bulk_decide"}
+_LEAD = _REVIEWER | {
+    "gating.adjudicate_items",
+    "gating.bulk_decide",
+    "learning.view_alert",
+    "learning.acknowledge_alert",
+    "learning.view_cyclerun",
+    "learning.view_thresholdchange",
+    "learning.view_validatorassessment",
+    "learning.view_tierassessment",
+    "learning.view_reviewerreliability",
+    "learning.view_pairagreement",
+}
 _ADMIN = _LEAD | {
     "gating.change_tasktype",
     "gating.view_validator",
@@ -39,6 +50,15 @@ _ADMIN = _LEAD | {
     "auth.view_user",
     "auth.add_user",
     "auth.change_user",
+    "learning.run_cycle",
+    "django_celery_beat.view_periodictask",
+    "django_celery_beat.change_periodictask",
+    "django_celery_beat.view_crontabschedule",
+    "django_celery_beat.add_crontabschedule",
+    "django_celery_beat.change_crontabschedule",
+    "django_celery_beat.view_intervalschedule",
+    "django_celery_beat.add_intervalschedule",
+    "django_celery_beat.change_intervalschedule",
 }
 
 ROLE_PERMISSIONS: dict[Role, set[str]] = {

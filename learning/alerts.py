@@ -17,6 +17,7 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.db.models import Count, Min, Q
 from django.urls import reverse
+from django.utils import timezone
 
 from gating import webhooks
 from gating.models import AuditEvent, Output, Review, ReviewItem, TaskType
@@ -98,7 +99,8 @@ def threshold_drift(now: datetime) -> list[Finding]:
     for task_type in TaskType.objects.all():
         for field in ("review_threshold", "approve_threshold"):
             then = earliest.get((str(task_type.pk), field))
-            moved = abs(getattr(task_type, field) - then) if then is not None else 0.0
+            # Rounded: 7.4 - 6.9 is 0.50000000000000089 in binary floating point.
+            moved = round(abs(getattr(task_type, field) - then), 6) if then is not None else 0.0
             findings.append(
                 Finding(
                     rule=Rule.THRESHOLD_DRIFT,
@@ -263,12 +265,18 @@ def _resolve(alert: Alert, now: datetime) -> None:
     alert.save(update_fields=["state", "resolved_at"])
 
 
-def alert_acknowledge(*, alert: Alert, lead, note: str) -> Alert:
+class AlertResolved(Exception):
+    pass
+
+
+def alert_acknowledge(*, alert: Alert, lead, note: str, now: datetime | None = None) -> Alert:
+    """A lead takes the alert on, saying what is being done. It stays acknowledged (and is
+    not notified again) until its condition clears."""
     if alert.state == Alert.State.RESOLVED:
-        raise ValueError("This alert is already resolved.")
+        raise AlertResolved(f"Alert {alert.pk} is already resolved: its condition cleared.")
     alert.state = Alert.State.ACKNOWLEDGED
     alert.acknowledged_by = lead
-    alert.acknowledged_at = alert.last_seen
+    alert.acknowledged_at = now or timezone.now()
     alert.note = note
     alert.save(update_fields=["state", "acknowledged_by", "acknowledged_at", "note"])
     return alert

@@ -61,6 +61,7 @@ class CycleRun(models.Model):
             models.UniqueConstraint(fields=["kind", "window_end"], name="cycle_run_once_per_window")
         ]
         indexes = [models.Index(fields=["kind", "-window_end"], name="cycle_run_latest")]
+        permissions = [("run_cycle", "Can run a learning cycle now")]
 
     def __str__(self) -> str:
         return f"{self.kind} cycle up to {self.window_end:%Y-%m-%d %H:%M} ({self.status})"
@@ -224,6 +225,7 @@ class Alert(models.Model):
                 name="alert_one_live_per_subject",
             )
         ]
+        permissions = [("acknowledge_alert", "Can acknowledge an alert")]
 
     def __str__(self) -> str:
         return f"{self.get_rule_display()}: {self.subject} ({self.state})"

@@ -8,7 +8,7 @@ from datetime import datetime
 from django.db.models import Exists, OuterRef
 
 from gating.models import Review, ReviewItem
-from learning.models import CycleRun, ReviewerReliability
+from learning.models import CycleRun, ReviewerReliability, TierAssessment
 
 APPROVE = Review.Action.APPROVE
 
@@ -89,3 +89,44 @@ def reviewer_weights() -> dict[int, float]:
     return dict(
         ReviewerReliability.objects.filter(cycle=latest).values_list("reviewer_id", "reliability")
     )
+
+
+def routing_advice() -> list[dict]:
+    """Per task type, from the latest tiers cycle that succeeded: the recommended tier, the
+    reason, and the models ranked by adjusted score."""
+    latest = (
+        CycleRun.objects.filter(kind=CycleRun.Kind.TIERS, status=CycleRun.Status.SUCCEEDED)
+        .order_by("-window_end")
+        .first()
+    )
+    if latest is None:
+        return []
+    reasons = {c["task_type"]: c for c in latest.changes if "task_type" in c}
+    ranked: dict[str, list[dict]] = {}
+    for row in (
+        TierAssessment.objects.filter(cycle=latest)
+        .select_related("task_type")
+        .order_by("task_type__name", "rank")
+    ):
+        ranked.setdefault(row.task_type.name, []).append(
+            {
+                "model": row.model,
+                "tier": row.tier,
+                "rank": row.rank,
+                "reviews": row.reviews,
+                "accuracy": row.accuracy,
+                "mean_score": row.mean_score,
+                "confidence": row.confidence,
+                "adjusted_score": row.adjusted_score,
+            }
+        )
+    return [
+        {
+            "task_type": name,
+            "recommended_tier": reasons.get(name, {}).get("recommended_tier", ""),
+            "reason": reasons.get(name, {}).get("reason", ""),
+            "assessed_at": latest.window_end,
+            "models": models,
+        }
+        for name, models in ranked.items()
+    ]

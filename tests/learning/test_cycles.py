@@ -7,6 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from gating.models import AuditEvent, TaskType, Validator
+from gating.roles import Role
 from learning import cycles
 from learning.models import (
     CycleRun,
@@ -165,3 +166,45 @@ def test_run_cycle_command(capsys):
         call_command("run_cycle", "tiers", "--at", "2026-03-03T10:00")
     with pytest.raises(CommandError, match="ISO 8601"):
         call_command("run_cycle", "tiers", "--at", "yesterday")
+
+
+def test_routing_api_gives_the_latest_tiers_cycle(gateway_api):
+    assert gateway_api.get("/api/v1/routing/").json() == []
+    end = simulate_history(days=2)
+    cycles.cycle_run("tiers", end)
+
+    (summarize,) = gateway_api.get("/api/v1/routing/").json()
+    rows = TierAssessment.objects.filter(task_type__name="summarize").order_by("rank")
+    assert summarize["task_type"] == "summarize"
+    assert [m["model"] for m in summarize["models"]] == [r.model for r in rows]
+    assert summarize["recommended_tier"] in {"fast", "medium"}
+    assert summarize["reason"]
+    assert TaskType.objects.get(name="summarize").recommended_tier == summarize["recommended_tier"]
+
+
+def test_admins_run_a_cycle_now_from_the_admin(client, user_in, monkeypatch):
+    from learning import tasks
+
+    admin = user_in(Role.ADMIN)
+    client.force_login(admin)
+    queued = []
+    monkeypatch.setattr(tasks.cycle, "apply_async", lambda args, **kw: queued.append(args))
+
+    page = client.get("/admin/learning/cyclerun/")
+    assert page.status_code == 200
+    assert b"Run thresholds now" in page.content
+    response = client.post("/admin/learning/cyclerun/run/thresholds/", follow=True)
+    assert queued == [("thresholds",)]
+    assert b"is queued" in response.content
+
+    def down(*args, **kwargs):
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr(tasks.cycle, "apply_async", down)
+    response = client.post("/admin/learning/cyclerun/run/alerts/", follow=True)
+    assert b"python manage.py run_cycle alerts" in response.content
+
+    lead = user_in(Role.LEAD)
+    client.force_login(lead)
+    assert client.post("/admin/learning/cyclerun/run/alerts/").status_code == 302
+    assert queued == [("thresholds",)]

@@ -1,3 +1,4 @@
+import time
 from datetime import datetime
 
 from django.core.management.base import BaseCommand, CommandError
@@ -23,20 +24,26 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("kind", choices=CycleRun.Kind.values)
+        parser.add_argument(
+            "kind", choices=[*CycleRun.Kind.values, "all"], help="a cycle, or all of them in turn"
+        )
         parser.add_argument("--at", help="ISO 8601 timestamp with a time zone")
 
     def handle(self, *args, **opts):
         at = _timestamp(opts["at"]) if opts["at"] else None
-        try:
-            run = cycles.cycle_run(opts["kind"], at)
-        except Exception as exc:
-            raise CommandError(f"The {opts['kind']} cycle failed: {exc}") from exc
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"{run} (window {run.window_start:%Y-%m-%d %H:%M} to "
-                f"{run.window_end:%Y-%m-%d %H:%M}, attempt {run.attempts}): {run.counts}"
+        kinds = CycleRun.Kind.values if opts["kind"] == "all" else [opts["kind"]]
+        for kind in kinds:
+            started = time.perf_counter()
+            try:
+                run = cycles.cycle_run(kind, at)
+            except Exception as exc:
+                raise CommandError(f"The {kind} cycle failed: {exc}") from exc
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"{run} (window {run.window_start:%Y-%m-%d %H:%M} to "
+                    f"{run.window_end:%Y-%m-%d %H:%M}, attempt {run.attempts}, "
+                    f"{time.perf_counter() - started:.1f} s): {run.counts}"
+                )
             )
-        )
-        for change in run.changes:
-            self.stdout.write(f"  {change}")
+            for change in run.changes:
+                self.stdout.write(f"  {change}")

@@ -1,0 +1,207 @@
+"""Alerts: each rule against hand-made situations, opened once, notified once, acknowledged
+by a lead, resolved by themselves."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.core import mail
+
+from gating import reviews, services
+from gating.models import ReviewItem, TaskType, Webhook, WebhookDelivery
+from gating.reviews import DecisionInput, RecordedDecision
+from gating.roles import Role
+from gating.submissions import OutputSubmission
+from learning import alerts
+from learning.models import Alert
+from tests.factories import SubmissionFactory, TaskTypeFactory
+
+pytestmark = pytest.mark.django_db
+
+NOW = datetime(2026, 3, 20, 12, 0, tzinfo=UTC)
+
+
+def ingest(gateway, count, *, at, task_type="t", facts=True, **fields):
+    if not TaskType.objects.filter(name=task_type).exists():
+        # Always in cold start, so that every output is held for review.
+        TaskTypeFactory(
+            name=task_type,
+            reviewed_count=0,
+            cold_start_reviews=1_000_000,
+            double_review_rate=0.0,
+            **fields,
+        )
+    validators = [{"name": "facts", "passed": facts}, {"name": "tone", "passed": True}]
+    submissions = [
+        OutputSubmission(**SubmissionFactory(task_type=task_type, validators=validators))
+        for _ in range(count)
+    ]
+    results = services.output_ingest_batch(
+        source=gateway, submissions=submissions, created_at=[at] * count
+    )
+    return [r.output for r in results]
+
+
+def decide(outputs, reviewer, action, at):
+    decision = DecisionInput(action, reason="factual_error" if action == "reject" else "")
+    reviews.decisions_record(
+        [
+            RecordedDecision(ReviewItem.objects.get(output=o, state="open"), reviewer, decision, at)
+            for o in outputs
+        ]
+    )
+
+
+def findings(rule, now=NOW):
+    return {f.subject: f for f in rule(now)}
+
+
+# --------------------------------------------------------------------------- backlog
+
+
+def test_backlog_fires_on_the_oldest_item_and_on_the_projected_wait(gateway, user_in):
+    reviewer = user_in(Role.REVIEWER)
+    ingest(gateway, 5, at=NOW - timedelta(hours=30))
+    (found,) = alerts.backlog(NOW)
+    assert found.firing
+    # No decisions in the last day: the wait is unbounded; the oldest waited 30 h.
+    assert "forever" in found.message and "30.0 h" in found.message
+
+    # 48 decisions in the last 24 h is 2 an hour; 10 fresh items would take 5 h. Not a
+    # backlog once the old ones are gone.
+    old = [i.output for i in ReviewItem.objects.select_related("output")]
+    decide(old, reviewer, "approve", NOW - timedelta(hours=1))
+    extra = ingest(gateway, 43, at=NOW - timedelta(hours=20))
+    decide(extra, reviewer, "approve", NOW - timedelta(hours=2))
+    ingest(gateway, 10, at=NOW - timedelta(hours=1))
+    (found,) = alerts.backlog(NOW)
+    assert not found.firing
+    assert found.value == pytest.approx(5.0)  # 10 items / (48 per 24 h)
+
+
+def test_an_alert_opens_once_notifies_once_and_resolves_itself(
+    gateway, user_in, client_for, django_capture_on_commit_callbacks
+):
+    lead = user_in(Role.LEAD, email="lead@example.com")
+    user_in(Role.REVIEWER, email="reviewer@example.com")
+    admin = user_in(Role.ADMIN)
+    Webhook.objects.create(owner=admin, url="https://93.184.216.34/slack", kind="alerts")
+    Webhook.objects.create(owner=gateway, url="https://93.184.216.34/decisions")
+    outputs = ingest(gateway, 3, at=NOW - timedelta(hours=30))
+
+    queued = []
+    with (
+        pytest.MonkeyPatch.context() as patched,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        patched.setattr(
+            "gating.tasks.webhook_deliver.apply_async", lambda args, **kw: queued.append(args)
+        )
+        alerts.alerts_evaluate(NOW)
+        alerts.alerts_evaluate(NOW + timedelta(minutes=5))
+
+    (alert,) = Alert.objects.filter(rule="backlog")
+    assert alert.state == "open"
+    assert alert.first_seen == NOW and alert.last_seen == NOW + timedelta(minutes=5)
+    assert alert.link == "/queue/"
+    # Leads are told once, by email and by the alert webhook only.
+    assert [m.to for m in mail.outbox] == [["lead@example.com"]]
+    (delivery,) = WebhookDelivery.objects.all()
+    assert queued == [(delivery.pk,)]
+    assert delivery.webhook.kind == "alerts"
+    assert delivery.payload["alert"]["rule"] == "backlog"
+    assert "review queue" in delivery.payload["text"]
+
+    api = client_for(lead)
+    response = api.post(f"/api/v1/alerts/{alert.pk}/acknowledge/", {}, format="json")
+    assert response.status_code == 400 and "note" in response.json()
+    response = api.post(
+        f"/api/v1/alerts/{alert.pk}/acknowledge/", {"note": "Two more on shift"}, format="json"
+    )
+    assert response.status_code == 200
+    assert response.json()["state"] == "acknowledged"
+    assert response.json()["acknowledged_by"] == lead.username
+
+    reviewer = user_in(Role.REVIEWER)
+    decide(outputs, reviewer, "approve", NOW + timedelta(minutes=6))
+    alerts.alerts_evaluate(NOW + timedelta(minutes=10))
+    alert.refresh_from_db()
+    assert alert.state == "resolved" and alert.resolved_at == NOW + timedelta(minutes=10)
+    assert len(mail.outbox) == 1
+
+    response = api.post(f"/api/v1/alerts/{alert.pk}/acknowledge/", {"note": "x"}, format="json")
+    assert response.status_code == 409
+    assert client_for(reviewer).get("/api/v1/alerts/").status_code == 403
+    listed = api.get("/api/v1/alerts/?state=resolved").json()
+    assert [a["id"] for a in listed] == [alert.pk]
+
+
+# --------------------------------------------------------------------------- thresholds
+
+
+def test_threshold_drift_counts_every_edit_within_a_day(user_in):
+    admin = user_in(Role.ADMIN)
+    task_type = TaskTypeFactory(name="drifting", approve_threshold=7.0)
+
+    def edit(hours_ago, value):
+        with pytest.MonkeyPatch.context() as patched:
+            patched.setattr("django.utils.timezone.now", lambda: NOW - timedelta(hours=hours_ago))
+            services.task_type_update(
+                task_type=task_type, changes={"approve_threshold": value}, actor=admin
+            )
+
+    edit(30, 6.9)
+    edit(20, 7.2)
+    edit(10, 7.4)
+    found = findings(alerts.threshold_drift)["drifting approve threshold"]
+    # Within 24 h it went from 6.9 (before the edit 20 h ago) to 7.4: 0.5, not over.
+    assert found.value == pytest.approx(0.5)
+    assert not found.firing
+    edit(1, 7.5)
+    found = findings(alerts.threshold_drift)["drifting approve threshold"]
+    assert found.value == pytest.approx(0.6)
+    assert found.firing
+    assert not findings(alerts.threshold_drift)["drifting review threshold"].firing
+
+
+# --------------------------------------------------------------------------- validators
+
+
+def test_validator_accuracy_drop_needs_thirty_verdicts_a_week(gateway, user_in):
+    reviewer = user_in(Role.REVIEWER)
+    week_before = NOW - timedelta(days=10)
+    last_week = NOW - timedelta(days=3)
+    # The week before: facts passes on approved outputs, fails on rejected ones: 100 %.
+    decide(ingest(gateway, 20, at=week_before), reviewer, "approve", week_before)
+    decide(ingest(gateway, 20, at=week_before, facts=False), reviewer, "reject", week_before)
+    # Last week: facts passes on everything, half of which is rejected: 50 %.
+    recent = ingest(gateway, 40, at=last_week)
+    decide(recent[:20], reviewer, "approve", last_week)
+    decide(recent[20:], reviewer, "reject", last_week)
+
+    found = findings(alerts.validator_accuracy)
+    assert found["t facts"].value == pytest.approx(0.5)
+    assert found["t facts"].firing
+    # tone passed throughout: 50 % both weeks.
+    assert found["t tone"].value == pytest.approx(0.0)
+    assert not found["t tone"].firing
+
+    # With 29 verdicts in one week the rule says nothing.
+    Alert.objects.all().delete()
+    ReviewItem.objects.filter(output__in=recent[:11]).delete()
+    assert "t facts" not in findings(alerts.validator_accuracy)
+
+
+# --------------------------------------------------------------------------- scores
+
+
+def test_score_shift_fires_when_the_last_day_differs_from_the_week(gateway):
+    # Same distribution: no alert. (Submissions from the factory all score alike.)
+    ingest(gateway, 50, at=NOW - timedelta(days=4), task_type="steady")
+    ingest(gateway, 20, at=NOW - timedelta(hours=3), task_type="steady")
+    ingest(gateway, 50, at=NOW - timedelta(days=4), task_type="shifting")
+    ingest(gateway, 20, at=NOW - timedelta(hours=3), task_type="shifting", facts=False)
+
+    found = findings(alerts.score_shift)
+    assert found["steady"].value == pytest.approx(0.0)
+    assert not found["steady"].firing
+    assert found["shifting"].firing
