@@ -69,7 +69,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--outputs-per-day", type=int, default=33_334)
-    parser.add_argument("--reviews-per-hour", type=int, default=130)
+    parser.add_argument("--reviews-per-hour", type=int, default=250)
     parser.add_argument("--start", type=date.fromisoformat, default=date(2026, 3, 2))
     parser.add_argument("--db", default=DEFAULT_DB)
     parser.add_argument("--reuse", action="store_true", help="keep an existing database")

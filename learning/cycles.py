@@ -80,6 +80,19 @@ def cycle_run(kind: str, at: datetime | None = None) -> CycleRun:
     return run
 
 
+def cycles_due(moment: datetime) -> list[Kind]:
+    """The cycles whose period boundary ``moment`` is, in the order beat would run them:
+    agreement first (the others weight reviewers by it), alerts last."""
+    order = (Kind.AGREEMENT, Kind.VALIDATORS, Kind.THRESHOLDS, Kind.TIERS, Kind.ALERTS)
+    return [kind for kind in order if window_end(kind, moment) == moment]
+
+
+def cycles_run_due(moment: datetime) -> list[CycleRun]:
+    """Run every cycle due at ``moment``: how the simulator replays beat's schedule. (It
+    calls this on the hour, so alerts are checked hourly there rather than every 5 min.)"""
+    return [cycle_run(kind, moment) for kind in cycles_due(moment)]
+
+
 def _lookback(kind: Kind) -> timedelta:
     if kind == Kind.ALERTS:
         return PERIODS[Kind.ALERTS]

@@ -24,7 +24,7 @@ from gating import reviews, services
 from gating.models import Output, Review, ReviewItem, TaskType
 from gating.roles import Role
 from gating.submissions import OutputSubmission
-from learning.models import SimulatedTruth
+from learning.models import Alert, CycleRun, SimulatedTruth
 from learning.simulation.world import (
     DEFAULT_REVIEWERS,
     WORKDAY_END,
@@ -60,8 +60,9 @@ def _user(username: str, role: Role) -> AbstractUser:
 def simulation_reset() -> int:
     """Delete what earlier simulations stored: their outputs with queue items, reviews and
     truths, and the task types (with their validators and counters) that no other output
-    uses, so that the same seed replays the same history. Returns how many outputs went.
-    The audit log keeps its entries: it is append-only."""
+    uses, so that the same seed replays the same history, and the learning history when
+    nothing but simulated traffic was there. Returns how many outputs went. The audit log
+    keeps its entries: it is append-only."""
     outputs = Output.objects.filter(source__username=SIM_GATEWAY)
     with transaction.atomic():
         # Set-based deletes, children first, through the fast path Django's own collector
@@ -70,6 +71,11 @@ def simulation_reset() -> int:
             model.objects.filter(output__in=outputs)._raw_delete(model.objects.db)
         deleted = outputs._raw_delete(outputs.db)
         TaskType.objects.exclude(pk__in=Output.objects.values("task_type")).delete()
+        if not Output.objects.exists():
+            # The learning history was computed from the simulated traffic alone: a replay
+            # must find its windows not yet run, or it would skip them.
+            CycleRun.objects.all().delete()
+            Alert.objects.all().delete()
     transaction.on_commit(services.gate_caches_clear)
     return deleted
 
@@ -164,7 +170,7 @@ def simulation_run(
     reviews_per_hour: int = DEFAULT_REVIEWS_PER_HOUR,
     live_days: int = DEFAULT_LIVE_DAYS,
     on_progress: Callable[[int], None] = lambda done: None,
-    on_day_end: Callable[[datetime], None] = lambda moment: None,
+    on_hour_end: Callable[[datetime], None] = lambda moment: None,
 ) -> SimulationReport:
     """Replay ``config``'s traffic hour by hour, with reviewers working the queue.
 
@@ -172,7 +178,7 @@ def simulation_run(
     them, each hour's decisions are recorded in bulk (the same decisions by the same
     rules, without a claim each, which would take hours at a million outputs).
 
-    ``on_day_end`` is called with each simulated day's end, after that day is stored: the
+    ``on_hour_end`` is called with each simulated hour's end, after that hour is stored: the
     place for scheduled work (the learning cycles) to run at its simulated time.
     """
     gateway = _user(SIM_GATEWAY, Role.GATEWAY)
@@ -238,7 +244,7 @@ def simulation_run(
                 if _is_working_hour(hour):
                     work = _work_hour if day >= config.days - live_days else _record_hour
                     decided += work(hour, people, queue, truths, reviews_per_hour, rng)
-        on_day_end(midnight + timedelta(days=1))
+                on_hour_end(hour + timedelta(hours=1))
 
     return SimulationReport(
         outputs=outputs,

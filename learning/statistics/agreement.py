@@ -19,6 +19,10 @@ from sklearn.metrics import cohen_kappa_score
 # A reviewer with few judgments is pulled toward the prior by this many pseudo-judgments.
 DEFAULT_PRIOR_STRENGTH = 20.0
 DEFAULT_PRIOR_RELIABILITY = 0.7
+# EM stops when the log-likelihood gains less than this per step; the reliabilities it
+# reports move in the third decimal after that.
+DS_TOLERANCE = 1e-4
+DS_MAX_ITERATIONS = 50
 
 
 def cohen_kappa(first: Sequence[Hashable], second: Sequence[Hashable]) -> float | None:
@@ -96,7 +100,7 @@ def reviewer_reliability(
     counts = frame.groupby("worker").size()
     # Units judged once still inform the label prior, but a reviewer is only measured
     # against others on units someone else judged too.
-    model = DawidSkene(n_iter=100, tol=1e-6).fit(frame)
+    model = DawidSkene(n_iter=DS_MAX_ITERATIONS, tol=DS_TOLERANCE).fit(frame)
     errors = model.errors_  # index (worker, observed label), columns: true label
     priors = model.priors_
     result = {}

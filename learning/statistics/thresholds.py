@@ -73,22 +73,40 @@ def clopper_pearson_upper(failures: float, n: float, delta: float) -> float:
     return float(beta.ppf(1 - delta, failures + 1, n - failures))
 
 
+class _Tails:
+    """Cumulative weights of the judged outputs from the top score down, so that the
+    evidence for any threshold is a lookup: the search tests a hundred thresholds on up
+    to a hundred thousand verdicts."""
+
+    def __init__(self, judged: Sequence[Judged]):
+        ordered = sorted(judged, key=lambda j: j.score, reverse=True)
+        self.negated_scores = np.array([-j.score for j in ordered])
+        weights = np.array([j.weight for j in ordered], dtype=float)
+        failed = np.array([not j.approved_unchanged for j in ordered], dtype=float)
+        self.w = np.cumsum(weights)
+        self.w2 = np.cumsum(weights**2)
+        self.wf = np.cumsum(weights * failed)
+
+    def at(self, threshold: float, delta: float) -> Evidence:
+        n = int(np.searchsorted(self.negated_scores, -threshold, side="right"))
+        if n == 0:
+            return Evidence(threshold, 0, 0.0, 0.0, None)
+        w, w2, wf = self.w[n - 1], self.w2[n - 1], self.wf[n - 1]
+        effective_n = float(w**2 / w2)
+        failures = float(wf / w) * effective_n
+        return Evidence(
+            threshold=threshold,
+            n=n,
+            effective_n=effective_n,
+            not_approved=failures,
+            bound=clopper_pearson_upper(failures, effective_n, delta),
+        )
+
+
 def evidence_at(judged: Sequence[Judged], threshold: float, delta: float) -> Evidence:
-    above = [j for j in judged if j.score >= threshold]
-    if not above:
-        return Evidence(threshold, 0, 0.0, 0.0, None)
-    weights = np.array([j.weight for j in above])
-    failed = np.array([not j.approved_unchanged for j in above], dtype=float)
-    effective_n = float(weights.sum() ** 2 / (weights**2).sum())
-    share = float((weights * failed).sum() / weights.sum())
-    failures = share * effective_n
-    return Evidence(
-        threshold=threshold,
-        n=len(above),
-        effective_n=effective_n,
-        not_approved=failures,
-        bound=clopper_pearson_upper(failures, effective_n, delta),
-    )
+    """The judged outputs scoring at least ``threshold``: their count, Kish effective size,
+    weighted failures and the (1 - delta) upper bound on the not-approved share."""
+    return _Tails(judged).at(threshold, delta)
 
 
 @dataclass(frozen=True)
@@ -108,10 +126,11 @@ def lowest_safe_threshold(
     last_short = None
     passed = None
     needed = minimum_sample(alpha, delta)
+    tails = _Tails(judged)
     steps = round((top - bottom) / GRID_STEP)
     for i in range(steps + 1):
         t = round(top - i * GRID_STEP, 1)
-        evidence = evidence_at(judged, t, delta)
+        evidence = tails.at(t, delta)
         if evidence.effective_n < needed:
             # Too few outputs score this high for even a clean record to pass: testing here
             # would only end the sequence. Which thresholds are skipped depends on the

@@ -7,7 +7,7 @@ from datetime import date
 import pytest
 from django.core.management import CommandError, call_command
 
-from gating.models import Output, Review
+from gating.models import Output, Review, TaskType
 from learning.models import SimulatedTruth
 
 pytestmark = pytest.mark.django_db
@@ -15,8 +15,10 @@ pytestmark = pytest.mark.django_db
 START = date(2026, 3, 2)  # a Monday
 
 
-def simulate(*extra):
-    call_command("simulate", "--start", START.isoformat(), "--verbosity", "0", *extra)
+def simulate(*extra, learning=False):
+    """Run the command; without the learning cycles unless a test is about them."""
+    flags = () if learning else ("--no-learning",)
+    call_command("simulate", "--start", START.isoformat(), "--verbosity", "0", *flags, *extra)
 
 
 def stored_rows_fingerprint() -> str:
@@ -140,23 +142,50 @@ def test_reviewers_decide_in_the_database_as_their_confusion_matrices_say():
     assert checked >= 8, observed
 
 
-def test_scheduled_work_runs_at_each_simulated_days_end():
-    from datetime import UTC, datetime
+def test_scheduled_work_runs_at_each_simulated_hours_end():
+    from datetime import UTC, datetime, timedelta
 
     from learning.simulation import run, world
 
     seen = []
 
-    def at_day_end(moment):
+    def at_hour_end(moment):
         seen.append((moment, Output.objects.filter(created_at__lt=moment).count()))
 
     config = world.SimulationConfig(seed=3, days=3, outputs_per_day=40, start=START)
-    run.simulation_run(config, on_day_end=at_day_end)
+    run.simulation_run(config, on_hour_end=at_hour_end)
 
-    assert [moment for moment, _ in seen] == [
-        datetime(2026, 3, 3, tzinfo=UTC),
-        datetime(2026, 3, 4, tzinfo=UTC),
-        datetime(2026, 3, 5, tzinfo=UTC),
-    ]
-    # Each call sees that day's traffic stored, and none of the next day's.
-    assert [count for _, count in seen] == [40, 80, 120]
+    first = datetime(2026, 3, 2, 1, tzinfo=UTC)
+    assert [moment for moment, _ in seen] == [first + timedelta(hours=h) for h in range(72)]
+    # Each call sees that hour's traffic stored, and none of the next hour's: at each
+    # day's end, exactly the days so far.
+    assert [count for moment, count in seen if moment.hour == 0] == [40, 80, 120]
+
+
+def test_the_learning_cycles_run_at_their_simulated_times():
+    from learning.models import CycleRun, ThresholdChange
+
+    simulate(
+        "--seed", "8", "--days", "2", "--outputs-per-day", "200", "--live-days", "0",
+        learning=True,
+    )  # fmt: skip
+
+    def ends(kind):
+        return sorted(
+            CycleRun.objects.filter(kind=kind, status="succeeded").values_list(
+                "window_end", flat=True
+            )
+        )
+
+    # Two days: validators and agreement every 6 h (8 runs), thresholds every 12 h (4),
+    # tiers daily (2), alerts on every simulated hour (48).
+    assert [t.hour for t in ends("validators")] == [6, 12, 18, 0] * 2
+    assert len(ends("agreement")) == 8
+    assert [t.hour for t in ends("thresholds")] == [12, 0, 12, 0]
+    assert [t.day for t in ends("tiers")] == [3, 4]
+    assert len(ends("alerts")) == 48
+    assert ThresholdChange.objects.count() == 4 * 2 * TaskType.objects.count()
+
+    # --reset clears the history learned from simulated traffic; --no-learning learns none.
+    simulate("--seed", "8", "--days", "1", "--outputs-per-day", "50", "--reset", "--no-learning")
+    assert not CycleRun.objects.exists()

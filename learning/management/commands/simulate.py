@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 from rich.progress import Progress
 
+from learning import cycles
 from learning.simulation import run, world
 
 
@@ -61,6 +62,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--reset", action="store_true", help="delete earlier simulated data first"
         )
+        parser.add_argument(
+            "--no-learning",
+            action="store_true",
+            help="do not run the learning cycles at their simulated times",
+        )
 
     def handle(self, *args, **opts):
         start = opts["start"] or timezone.now().date() - timedelta(days=opts["days"])
@@ -91,6 +97,7 @@ class Command(BaseCommand):
                 reviewers=reviewers,
                 reviews_per_hour=opts["reviews_per_hour"],
                 live_days=opts["live_days"],
+                on_hour_end=(lambda moment: None) if opts["no_learning"] else cycles.cycles_run_due,
                 on_progress=lambda n: progress.advance(task, n),
             )
         self.stdout.write(
