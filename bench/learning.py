@@ -91,6 +91,8 @@ def main() -> None:
             f"--reviews-per-hour={args.reviews_per_hour}",
             f"--start={args.start}",
             "--live-days=0",
+            # The cycles under test run once, at the end; none during the setup.
+            "--no-learning",
             "--verbosity=0",
         )
     else:

@@ -79,6 +79,8 @@ def main() -> None:
             f"--outputs-per-day={args.outputs_per_day}",
             f"--start={args.start}",
             f"--live-days={args.live_days}",
+            # The traffic and the queue alone: bench.learning measures the cycles.
+            "--no-learning",
         ]
         log(f"running: {' '.join(command[1:])}")
         started = time.perf_counter()
