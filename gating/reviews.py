@@ -482,6 +482,77 @@ def _count_human_reviews(finals: list[tuple[Output, bool]]) -> None:
             pair.update(**increments)
 
 
+# --------------------------------------------------------------------------- backlog relief
+
+RELIEF_MARGIN = 1.0
+
+
+def backlog_relieve(*, task_type: TaskType, now, rng: random.Random | None = None) -> int:
+    """Deliver, as warnings, the held outputs of ``task_type`` still waiting for their first
+    review and scoring within RELIEF_MARGIN below its review threshold; returns how many.
+
+    For a backlog that has lasted a week (the alerts cycle calls this, when the task type
+    allows it). Items under a live lease are left to their reviewer. Each released output
+    is in the audit log, and audit-sampled at the task type's warning rate like any warning.
+    """
+    draw = (rng or random).random
+    with transaction.atomic():
+        slots = list(
+            ReviewItem.objects.select_for_update(of=("self",), skip_locked=True)
+            .select_related("output")
+            .filter(
+                task_type=task_type,
+                kind=Kind.REVIEW,
+                state=ReviewItem.State.OPEN,
+                score__gte=task_type.review_threshold - RELIEF_MARGIN,
+                output__status=Output.Status.PENDING,
+            )
+            .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=now))
+        )
+        if not slots:
+            return 0
+        ReviewItem.objects.filter(pk__in=[s.pk for s in slots]).update(
+            state=ReviewItem.State.RELIEVED, decided_at=now, lease_expires_at=None
+        )
+        outputs = [s.output for s in slots]
+        for output in outputs:
+            output.decision = Decision.WARNING.value
+            output.status = Output.Status.APPROVED
+            output.final_output_text = output.output_text
+            output.decided_at = now
+        Output.objects.bulk_update(
+            outputs, ["decision", "status", "final_output_text", "decided_at"], batch_size=1000
+        )
+        rate = task_type.audit_rate_warning
+        ReviewItem.objects.bulk_create(
+            ReviewItem(
+                output=o,
+                kind=Kind.AUDIT,
+                is_audit=True,
+                inclusion_probability=rate,
+                task_type_id=o.task_type_id,
+                model=o.model,
+                score=o.score,
+                queued_at=now,
+            )
+            for o in outputs
+            if draw() < rate
+        )
+        audit_record_many(
+            actor=None,
+            action=AuditEvent.Action.BACKLOG_RELIEF,
+            at=now,
+            rows=[
+                (o, {"status": Output.Status.PENDING}, {"status": o.status, "decision": o.decision})
+                for o in outputs
+            ],
+        )
+        webhooks.webhook_events_emit(
+            outputs_with_reviews=[(o, None) for o in outputs], event_type=webhooks.OUTPUT_DECIDED
+        )
+    return len(outputs)
+
+
 # --------------------------------------------------------------------------- bulk
 
 

@@ -19,7 +19,7 @@ from django.db.models import Count, Min, Q
 from django.urls import reverse
 from django.utils import timezone
 
-from gating import webhooks
+from gating import reviews, webhooks
 from gating.models import AuditEvent, Output, Review, ReviewItem, TaskType
 from gating.roles import Role
 from learning import selectors
@@ -33,6 +33,7 @@ THRESHOLD_DRIFT = 0.5
 ACCURACY_DROP = 0.10
 ACCURACY_MIN_VERDICTS = 30
 PSI_LIMIT = 0.25
+RELIEF_AFTER = timedelta(days=7)
 
 
 @dataclass(frozen=True)
@@ -256,7 +257,28 @@ def alerts_evaluate(now: datetime) -> tuple[dict, list]:
         _resolve(alert, now)
         counts["resolved"] += 1
         changes.append({"resolved": alert.rule, "subject": alert.subject, "value": None})
+    relieved = _backlog_relief(now)
+    if relieved:
+        counts["relieved"] = sum(relieved.values())
+        changes.append({"backlog_relief": relieved})
     return counts, changes
+
+
+def _backlog_relief(now: datetime) -> dict[str, int]:
+    """After a backlog alert has been open for RELIEF_AFTER, release near-threshold held
+    outputs of the task types that allow it (off by default)."""
+    backlog = (
+        Alert.objects.filter(rule=Rule.BACKLOG, first_seen__lte=now - RELIEF_AFTER)
+        .exclude(state=Alert.State.RESOLVED)
+        .exists()
+    )
+    if not backlog:
+        return {}
+    released = {
+        task_type.name: reviews.backlog_relieve(task_type=task_type, now=now)
+        for task_type in TaskType.objects.filter(backlog_relief=True)
+    }
+    return {name: n for name, n in released.items() if n}
 
 
 def _resolve(alert: Alert, now: datetime) -> None:

@@ -17,6 +17,7 @@ class AuditEvent(models.Model):
         BULK_DECISION = "bulk_decision", "Bulk decision"
         THRESHOLD_EDIT = "threshold_edit", "Threshold edit"
         WEBHOOK_EDIT = "webhook_edit", "Webhook edit"
+        BACKLOG_RELIEF = "backlog_relief", "Backlog relief"
 
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL,

@@ -23,6 +23,8 @@ class ReviewItem(models.Model):
     class State(models.TextChoices):
         OPEN = "open", "Open"
         DECIDED = "decided", "Decided"
+        # Delivered without review by backlog relief (docs/learning.md).
+        RELIEVED = "relieved", "Released by backlog relief"
 
     output = models.ForeignKey(Output, on_delete=models.CASCADE, related_name="review_items")
     kind = models.CharField(max_length=20, choices=Kind.choices)

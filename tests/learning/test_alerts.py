@@ -205,3 +205,39 @@ def test_score_shift_fires_when_the_last_day_differs_from_the_week(gateway):
     assert found["steady"].value == pytest.approx(0.0)
     assert not found["steady"].firing
     assert found["shifting"].firing
+
+
+# --------------------------------------------------------------------------- relief
+
+
+def test_backlog_relief_after_a_week_releases_near_threshold_items_as_warnings(gateway, user_in):
+    from gating.models import AuditEvent, Output
+
+    # Review threshold 4.0: items scoring from 3.0 up are released, lower ones stay.
+    near = ingest(gateway, 4, at=NOW - timedelta(days=9), task_type="relieved")
+    TaskType.objects.filter(name="relieved").update(
+        backlog_relief=True, audit_rate_warning=1.0, review_threshold=4.0
+    )
+    Output.objects.filter(pk=near[0].pk).update(score=2.5)
+    ReviewItem.objects.filter(output=near[0]).update(score=2.5)
+    Output.objects.filter(pk__in=[o.pk for o in near[1:]]).update(score=3.2)
+    ReviewItem.objects.filter(output__in=near[1:]).update(score=3.2)
+    untouched = ingest(gateway, 2, at=NOW - timedelta(days=9), task_type="not-opted-in")
+    ReviewItem.objects.filter(output__in=untouched).update(score=3.5)
+
+    alerts.alerts_evaluate(NOW - timedelta(days=8))  # the backlog alert opens
+    counts, _ = alerts.alerts_evaluate(NOW - timedelta(days=2))  # 6 days: not yet
+    assert "relieved" not in counts
+    counts, changes = alerts.alerts_evaluate(NOW)  # 8 days
+    assert counts["relieved"] == 3
+    assert {"backlog_relief": {"relieved": 3}} in changes
+
+    released = Output.objects.filter(pk__in=[o.pk for o in near[1:]])
+    assert {(o.status, o.decision) for o in released} == {("approved", "warning")}
+    assert Output.objects.get(pk=near[0].pk).status == "pending"
+    assert set(
+        Output.objects.filter(pk__in=[o.pk for o in untouched]).values_list("status", flat=True)
+    ) == {"pending"}
+    # Audit-sampled at the warning rate (1.0 here) and logged.
+    assert ReviewItem.objects.filter(output__in=released, kind="audit", state="open").count() == 3
+    assert AuditEvent.objects.filter(action="backlog_relief").count() == 3
