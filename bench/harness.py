@@ -10,6 +10,7 @@ import platform
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Callable
@@ -144,3 +145,18 @@ def machine_facts(pg_version: str) -> dict:
         "psycopg": psycopg.__version__,
         "postgresql": pg_version,
     }
+
+
+def stderr_log(bench: str) -> Log:
+    """Progress lines on stderr, so that stdout carries only the JSON result."""
+
+    def log(message: str) -> None:
+        print(f"[bench.{bench}] {message}", file=sys.stderr, flush=True)
+
+    return log
+
+
+def db_counts(db_name: str, queries: dict[str, str]) -> dict:
+    """One scalar per named SQL query, read from the bench database."""
+    with psycopg.connect(f"host=127.0.0.1 user=postgres dbname={db_name}") as conn:
+        return {name: conn.execute(sql).fetchone()[0] for name, sql in queries.items()}

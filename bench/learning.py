@@ -19,7 +19,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 from datetime import date, timedelta
 
@@ -30,10 +29,12 @@ from bench.harness import (
     PYTHON,
     ROOT,
     app_env,
+    db_counts,
     drop_database,
     machine_facts,
     manage,
     recreate_database,
+    stderr_log,
 )
 
 DEFAULT_DB = "gatehouse_bench_learning"
@@ -41,8 +42,7 @@ TARGET_SECONDS = 30
 TARGET_MIB = 1024
 
 
-def log(message: str) -> None:
-    print(f"[bench.learning] {message}", file=sys.stderr, flush=True)
+log = stderr_log("learning")
 
 
 def _exists(db_name: str) -> bool:
@@ -52,17 +52,11 @@ def _exists(db_name: str) -> bool:
         )
 
 
-def _counts(db_name: str) -> dict:
-    with psycopg.connect(f"host=127.0.0.1 user=postgres dbname={db_name}") as conn:
-
-        def one(sql: str) -> int:
-            return conn.execute(sql).fetchone()[0]
-
-        return {
-            "outputs": one("SELECT count(*) FROM gating_output"),
-            "reviews": one("SELECT count(*) FROM gating_review"),
-            "server_version": one("SHOW server_version"),
-        }
+COUNTS = {
+    "outputs": "SELECT count(*) FROM gating_output",
+    "reviews": "SELECT count(*) FROM gating_review",
+    "server_version": "SHOW server_version",
+}
 
 
 def main() -> None:
@@ -100,7 +94,7 @@ def main() -> None:
         # they are cleared to make the cycles work again.
         with psycopg.connect(f"host=127.0.0.1 user=postgres dbname={args.db}") as conn:
             conn.execute("TRUNCATE learning_cyclerun CASCADE")
-    counts = _counts(args.db)
+    counts = db_counts(args.db, COUNTS)
     at = (args.start + timedelta(days=args.days)).isoformat() + "T00:00Z"
     try:
         log(f"running every cycle at {at}")

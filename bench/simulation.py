@@ -20,16 +20,16 @@ import subprocess
 import sys
 import time
 
-import psycopg
-
 from bench.harness import (
     PYTHON,
     ROOT,
     app_env,
+    db_counts,
     drop_database,
     machine_facts,
     manage,
     recreate_database,
+    stderr_log,
 )
 
 DEFAULT_DB = "gatehouse_bench_sim"
@@ -37,22 +37,15 @@ TARGET_SECONDS = 180
 TARGET_OUTPUTS = 1_000_000
 
 
-def log(message: str) -> None:
-    print(f"[bench.simulation] {message}", file=sys.stderr, flush=True)
+log = stderr_log("simulation")
 
 
-def _counts(db_name: str) -> dict:
-    with psycopg.connect(f"host=127.0.0.1 user=postgres dbname={db_name}") as conn:
-
-        def one(sql: str) -> int:
-            return conn.execute(sql).fetchone()[0]
-
-        return {
-            "outputs": one("SELECT count(*) FROM gating_output"),
-            "reviews": one("SELECT count(*) FROM gating_review"),
-            "open_items": one("SELECT count(*) FROM gating_reviewitem WHERE state = 'open'"),
-            "truths": one("SELECT count(*) FROM learning_simulatedtruth"),
-        }
+COUNTS = {
+    "outputs": "SELECT count(*) FROM gating_output",
+    "reviews": "SELECT count(*) FROM gating_review",
+    "open_items": "SELECT count(*) FROM gating_reviewitem WHERE state = 'open'",
+    "truths": "SELECT count(*) FROM learning_simulatedtruth",
+}
 
 
 def main() -> None:
@@ -88,7 +81,7 @@ def main() -> None:
         subprocess.run(command, cwd=ROOT, env=env, check=True, stdout=sys.stderr)
         seconds = time.perf_counter() - started
         peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        counts = _counts(args.db)
+        counts = db_counts(args.db, COUNTS)
     finally:
         if not args.keep:
             drop_database(args.db)

@@ -144,8 +144,11 @@ def _record_failure(kind: Kind, start: datetime, end: datetime, exc: Exception) 
 
 
 def _weight(verdict: selectors.Verdict, reliability: dict[int, float]) -> float:
-    """An audit stands for 1 / p outputs like it; a reliable reviewer counts for more."""
-    return reliability.get(verdict.reviewer_id, 1.0) / verdict.inclusion_probability
+    """An audit stands for 1 / p outputs like it; a reliable reviewer counts for more. A
+    reviewer the agreement cycle has not assessed yet counts as a new one would (the
+    prior); before any assessment, everyone counts 1."""
+    default = settings.LEARNING_RELIABILITY_PRIOR if reliability else 1.0
+    return reliability.get(verdict.reviewer_id, default) / verdict.inclusion_probability
 
 
 def _pattern_counts(verdicts, names: tuple[str, ...], reliability) -> importance.PatternCounts:

@@ -132,20 +132,30 @@ def _record_hour(hour, people, queue, truths, per_hour, rng) -> int:
     first free turn at or after its arrival that its reviewer may take), recorded at once
     with ``reviews.decisions_record`` instead of a claim and a decision each."""
     turns = _turns(hour, people, per_hour, rng)
-    items = list(
+    leads = {user.pk for user, _ in people if user.has_perm("gating.adjudicate_items")}
+    waiting = (
         queue.filter(
             state=ReviewItem.State.OPEN,
             lease_expires_at__isnull=True,
             queued_at__lt=hour + timedelta(hours=1),
         )
         .select_related("output")
-        .order_by("queued_at", "id")[: len(turns)]
+        .order_by("queued_at", "id")
+    )
+    # As claims would: everyone takes the oldest items they may, and only leads take
+    # adjudications, so a pile of those cannot crowd everything else out of the hour.
+    lead_turns = sum(1 for _, user, _ in turns if user.pk in leads)
+    items = sorted(
+        [
+            *waiting.exclude(kind=Kind.ADJUDICATION)[: len(turns)],
+            *waiting.filter(kind=Kind.ADJUDICATION)[:lead_turns],
+        ],
+        key=lambda item: (item.queued_at, item.pk),
     )
     follow_ups = [i.output_id for i in items if i.kind in (Kind.SECOND, Kind.ADJUDICATION)]
     judged = set(
         Review.objects.filter(output_id__in=follow_ups).values_list("output_id", "reviewer_id")
     )
-    leads = {user.pk for user, _ in people if user.has_perm("gating.adjudicate_items")}
     decisions = []
     for item in items:
         for n, (at, user, profile) in enumerate(turns):

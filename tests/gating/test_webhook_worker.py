@@ -7,18 +7,13 @@ picked up, retried after a 500 with a countdown, and recorded by the worker.
 
 import json
 import os
-import subprocess
-import sys
 import time
-from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 import redis
 from django.conf import settings
 
 from dashboard.celery import app as celery_app
-from dashboard.settings.base import BASE_DIR
 from gating import services, webhooks
 from gating.models import WebhookDelivery
 from gating.reviews import DecisionInput, item_claim, item_decide
@@ -26,6 +21,7 @@ from gating.roles import Role
 from gating.submissions import OutputSubmission
 from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory
 from tests.gating.test_webhooks import Receiver, expected_signature, signature_parts
+from tests.processes import celery_process, process_env
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
@@ -47,46 +43,21 @@ def broker_url(monkeypatch):
     return url
 
 
-def _database_url() -> str:
-    """The test database (created by pytest-django), for the worker to use."""
-    db = settings.DATABASES["default"]
-    password = f":{quote(db['PASSWORD'], safe='')}" if db.get("PASSWORD") else ""
-    host, port = db.get("HOST") or "127.0.0.1", db.get("PORT") or 5432
-    return f"postgres://{quote(db.get('USER') or 'postgres')}{password}@{host}:{port}/{db['NAME']}"
-
-
 @pytest.fixture
 def worker(requires_postgres, transactional_db, broker_url, tmp_path):
     """A Celery worker process, stopped before the test database is flushed or dropped."""
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
-    env.update(
-        DJANGO_SETTINGS_MODULE="dashboard.settings.base",
-        DATABASE_URL=_database_url(),
-        REDIS_URL=broker_url,
-        WEBHOOK_ALLOW_PRIVATE_ADDRESSES="true",
-        WEBHOOK_RETRY_BASE_SECONDS="1",
+    env = process_env(
+        broker_url, WEBHOOK_ALLOW_PRIVATE_ADDRESSES="true", WEBHOOK_RETRY_BASE_SECONDS="1"
     )
     log_path = tmp_path / "worker.log"
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            [
-                str(Path(sys.executable).with_name("celery")),
-                "-A", "dashboard", "worker",
-                "--pool", "solo", "--concurrency", "1", "-Q", "celery",
-                "--hostname", f"webhook-test-{os.getpid()}@%h",
-                "--without-mingle", "--without-gossip", "--loglevel", "INFO",
-            ],
-            cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        try:
-            yield process, log_path
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    args = [
+        "worker",
+        "--pool", "solo", "--concurrency", "1", "-Q", "celery",
+        "--hostname", f"webhook-test-{os.getpid()}@%h",
+        "--without-mingle", "--without-gossip", "--loglevel", "INFO",
+    ]  # fmt: skip
+    with celery_process(args, env, log_path) as process:
+        yield process, log_path
 
 
 @pytest.fixture

@@ -4,43 +4,19 @@ PostgreSQL database over Redis."""
 
 import importlib
 import os
-import subprocess
-import sys
 import time
-from contextlib import ExitStack
-from pathlib import Path
 
 import pytest
 from django.apps import apps as django_apps
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
-from dashboard.settings.base import BASE_DIR
 from learning.models import CycleRun
-from tests.gating.test_webhook_worker import _database_url, broker_url  # noqa: F401
+from tests.gating.test_webhook_worker import broker_url  # noqa: F401
+from tests.processes import celery_process, process_env
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
 WAIT_SECONDS = 45
-
-
-def _start(args: list[str], env: dict, log_path: Path) -> subprocess.Popen:
-    with log_path.open("w") as log:
-        return subprocess.Popen(
-            [str(Path(sys.executable).with_name("celery")), "-A", "dashboard", *args],
-            cwd=BASE_DIR,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-
-
-def _stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 def test_beat_schedules_a_cycle_that_a_worker_runs(
@@ -67,32 +43,19 @@ def test_beat_schedules_a_cycle_that_a_worker_runs(
         args='["tiers"]',
     )
 
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
-    env.update(
-        DJANGO_SETTINGS_MODULE="dashboard.settings.base",
-        DATABASE_URL=_database_url(),
-        REDIS_URL=broker_url,
-    )
+    env = process_env(broker_url)
     worker_log, beat_log = tmp_path / "worker.log", tmp_path / "beat.log"
-    with ExitStack() as stack:
-        worker = _start(
-            [
-                "worker",
-                "--pool", "solo", "--concurrency", "1",
-                "--hostname", f"beat-test-{os.getpid()}@%h",
-                "--without-mingle", "--without-gossip", "--loglevel", "INFO",
-            ],
-            env,
-            worker_log,
-        )  # fmt: skip
-        stack.callback(_stop, worker)
-        beat = _start(
-            ["beat", "--loglevel", "INFO", "--schedule", str(tmp_path / "beat-schedule")],
-            env,
-            beat_log,
-        )
-        stack.callback(_stop, beat)
-
+    worker_args = [
+        "worker",
+        "--pool", "solo", "--concurrency", "1",
+        "--hostname", f"beat-test-{os.getpid()}@%h",
+        "--without-mingle", "--without-gossip", "--loglevel", "INFO",
+    ]  # fmt: skip
+    beat_args = ["beat", "--loglevel", "INFO", "--schedule", str(tmp_path / "beat-schedule")]
+    with (
+        celery_process(worker_args, env, worker_log) as worker,
+        celery_process(beat_args, env, beat_log) as beat,
+    ):
         deadline = time.monotonic() + WAIT_SECONDS
         run = None
         while time.monotonic() < deadline and worker.poll() is None and beat.poll() is None:
