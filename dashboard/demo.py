@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from gating import services
 from gating.roles import Role
+from learning import cycles
 from learning.simulation import run, world
 
 DEMO_ROLES = {"admin": Role.ADMIN, "lead": Role.LEAD, "reviewer": Role.REVIEWER}
@@ -68,6 +69,14 @@ DEMO_OUTPUTS_PER_DAY = 2000
 DEMO_REVIEWS_PER_HOUR = 6
 
 
+def _learn_at_day_end(moment) -> None:
+    """Every learning cycle at each simulated midnight, so that the demo has threshold,
+    weight, tier and alert history as if it had been live. Once a day rather than on the
+    cycles' own schedule (which ``simulate`` follows) keeps the seeding within a minute."""
+    if moment.hour == 0 and moment.minute == 0:
+        cycles.cycles_run_due(moment)
+
+
 def demo_traffic_seed(
     *, days: int = DEMO_DAYS, outputs_per_day: int = DEMO_OUTPUTS_PER_DAY, on_progress=None
 ) -> run.SimulationReport:
@@ -83,4 +92,5 @@ def demo_traffic_seed(
         config,
         reviews_per_hour=DEMO_REVIEWS_PER_HOUR,
         on_progress=on_progress or (lambda n: None),
+        on_hour_end=_learn_at_day_end,
     )
