@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Avg
+from django.db.models import Avg, F
 from django.utils import timezone
 
 from gating.audit import audit_record
@@ -46,10 +46,6 @@ PERIODS = {
 }
 ADR_WINDOW = timedelta(hours=48)
 _EPOCH = datetime(2000, 1, 3, tzinfo=UTC)  # a Monday at midnight: windows align to it
-
-
-class CycleFailed(Exception):
-    pass
 
 
 def window_end(kind: str, at: datetime) -> datetime:
@@ -114,7 +110,6 @@ def _claim(kind: Kind, start: datetime, end: datetime) -> CycleRun:
         run.started_at = timezone.now()
         run.status = CycleRun.Status.RUNNING
         run.window_start = start
-        # A failed attempt's rows were rolled back with it; this clears a retry's slate.
         run.save()
     return run
 
@@ -132,7 +127,9 @@ def _record_failure(kind: Kind, start: datetime, end: datetime, exc: Exception) 
             "error": f"{type(exc).__name__}: {exc}",
             "finished_at": timezone.now(),
         },
+        # The failed attempt's own increment was rolled back with the rest of it.
         defaults={
+            "attempts": F("attempts") + 1,
             "status": CycleRun.Status.FAILED,
             "error": f"{type(exc).__name__}: {exc}",
             "finished_at": timezone.now(),

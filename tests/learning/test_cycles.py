@@ -95,14 +95,21 @@ def test_a_failed_run_leaves_nothing_and_its_retry_completes(monkeypatch):
 
     failed = CycleRun.objects.get(kind="thresholds")
     assert failed.status == "failed"
+    assert failed.attempts == 1
     assert "worker lost" in failed.error
     assert not ThresholdChange.objects.exists()
     assert dict(TaskType.objects.values_list("name", "approve_threshold")) == before
 
+    with monkeypatch.context() as patched:
+        patched.setattr(ThresholdChange.objects, "bulk_create", broken)
+        with pytest.raises(RuntimeError):
+            cycles.cycle_run("thresholds", end)
+    assert CycleRun.objects.get(kind="thresholds").attempts == 2
+
     retried = cycles.cycle_run("thresholds", end)
     assert retried.pk == failed.pk
     assert retried.status == "succeeded"
-    assert retried.attempts == 2
+    assert retried.attempts == 3
     assert ThresholdChange.objects.filter(cycle=retried).count() == 2 * TaskType.objects.count()
 
 
