@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Avg, F
+from django.db.models import Avg, F, Max
 from django.utils import timezone
 
 from gating.audit import audit_record
@@ -167,7 +167,7 @@ def _pattern_counts(verdicts, names: tuple[str, ...], reliability) -> importance
 
 def _validators_cycle(run: CycleRun):
     reliability = selectors.reviewer_weights()
-    by_task_type = _verdicts_by_task_type(run.window_start, run.window_end)
+    by_task_type = _verdicts_by_task_type(run.window_start, run.window_end, with_validators=True)
     counts = {"task_types": 0, "verdicts": 0, "reweighted": 0}
     changes = []
     for task_type in TaskType.objects.filter(pk__in=by_task_type):
@@ -234,9 +234,11 @@ def _validators_cycle(run: CycleRun):
     return counts, changes
 
 
-def _verdicts_by_task_type(start: datetime, end: datetime) -> dict[int, list]:
+def _verdicts_by_task_type(
+    start: datetime, end: datetime, *, with_validators: bool = False
+) -> dict[int, list]:
     grouped: dict[int, list] = defaultdict(list)
-    for v in selectors.verdicts(since=start, until=end):
+    for v in selectors.verdicts(since=start, until=end, with_validators=with_validators):
         grouped[v.task_type_id].append(v)
     return grouped
 
@@ -341,12 +343,10 @@ def _tiers_cycle(run: CycleRun):
     outputs = Output.objects.filter(created_at__gte=run.window_start, created_at__lt=run.window_end)
     mean_scores = {
         (row["task_type_id"], row["model"]): row
-        for row in outputs.values("task_type_id", "model").annotate(mean=Avg("score"))
+        for row in outputs.values("task_type_id", "model").annotate(
+            mean=Avg("score"), tier=Max("tier")
+        )
     }
-    tiers_seen = dict(
-        ((tt, m), tier)
-        for tt, m, tier in outputs.values_list("task_type_id", "model", "tier").distinct()
-    )
     fast_last_day = dict(
         outputs.filter(tier="fast", created_at__gte=run.window_end - timedelta(days=1))
         .values("task_type_id")
@@ -365,7 +365,7 @@ def _tiers_cycle(run: CycleRun):
         records = [
             tiers.ModelRecord(
                 model=m,
-                tier=tiers_seen.get((task_type.pk, m), ""),
+                tier=(mean_scores.get((task_type.pk, m)) or {}).get("tier") or "",
                 reviews=reviewed[m][0],
                 approved_unchanged=reviewed[m][1],
                 mean_score=(mean_scores.get((task_type.pk, m)) or {}).get("mean"),

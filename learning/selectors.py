@@ -35,9 +35,11 @@ class Verdict:
         return self.action == APPROVE
 
 
-def verdicts(*, since: datetime, until: datetime, task_type_id: int | None = None) -> list[Verdict]:
+def verdicts(*, since: datetime, until: datetime, with_validators: bool = True) -> list[Verdict]:
     """Final human verdicts decided in [since, until). Bulk decisions are left out: they are
-    one lead's call on many outputs, not independent judgments."""
+    one lead's call on many outputs, not independent judgments. ``with_validators=False``
+    skips reading each output's validator results, the bulk of the rows, for the cycles
+    that do not use them."""
     reviews = (
         Review.objects.filter(is_bulk=False, decided_at__gte=since, decided_at__lt=until)
         .exclude(
@@ -47,24 +49,28 @@ def verdicts(*, since: datetime, until: datetime, task_type_id: int | None = Non
         )
         .order_by("decided_at", "id")
     )
-    if task_type_id is not None:
-        reviews = reviews.filter(output__task_type_id=task_type_id)
+    columns = {
+        "output_id": "output_id",
+        "task_type_id": "output__task_type_id",
+        "model": "output__model",
+        "tier": "output__tier",
+        "score": "output__score",
+        "reviewer_id": "reviewer_id",
+        "action": "action",
+        "inclusion_probability": "item__inclusion_probability",
+        "is_audit": "item__is_audit",
+        "decided_at": "decided_at",
+    }
+    if with_validators:
+        columns["validator_results"] = "output__validator_results"
     last: dict[int, tuple] = {}
-    for row in reviews.values_list(
-        "output_id",
-        "output__task_type_id",
-        "output__model",
-        "output__tier",
-        "output__score",
-        "output__validator_results",
-        "reviewer_id",
-        "action",
-        "item__inclusion_probability",
-        "item__is_audit",
-        "decided_at",
-    ):
+    for row in reviews.values_list(*columns.values()):
         last[row[0]] = row  # later rounds overwrite earlier ones
-    return [Verdict(*row) for row in last.values()]
+    names = list(columns)
+    return [
+        Verdict(**{"validator_results": [], **dict(zip(names, row, strict=True))})
+        for row in last.values()
+    ]
 
 
 def judgments(*, since: datetime, until: datetime) -> list[tuple[int, int, str]]:
