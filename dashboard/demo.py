@@ -91,6 +91,8 @@ def demo_traffic_seed(
     return run.simulation_run(
         config,
         reviews_per_hour=DEMO_REVIEWS_PER_HOUR,
+        # The last day's reviews are live claims; the history before it is recorded in bulk.
+        live_days=1,
         on_progress=on_progress or (lambda n: None),
         on_hour_end=_learn_at_day_end,
     )
