@@ -35,6 +35,8 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench.ingest
 	$(BIN)/python -m bench.queue
+	$(BIN)/python -m bench.simulation
+	$(BIN)/python -m bench.learning
 
 clean:
 	rm -rf $(VENV) var/
