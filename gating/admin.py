@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.utils.html import format_html
 
-from gating import webhooks
+from gating import services, webhooks
 from gating.authentication import forget_tokens
 from gating.models import (
     ApiToken,
@@ -43,6 +43,18 @@ class TaskTypeAdmin(admin.ModelAdmin):
     ]
     readonly_fields = ["recommended_tier", "reviewed_count", "created_at", "updated_at"]
     inlines = [ValidatorInline]
+
+    def save_model(self, request, obj, form, change):
+        # Edits go through the service, so that they are audited like the API's (and the
+        # threshold-drift alert sees admins' moves as well as the cycles').
+        if not change:
+            super().save_model(request, obj, form, change)
+            return
+        changes = {field: form.cleaned_data[field] for field in form.changed_data}
+        if changes:
+            services.task_type_update(
+                task_type=TaskType.objects.get(pk=obj.pk), changes=changes, actor=request.user
+            )
 
     @admin.display(boolean=True)
     def in_cold_start(self, obj):
@@ -106,19 +118,27 @@ class WebhookAddForm(forms.ModelForm):
 
     class Meta:
         model = Webhook
-        fields = ["owner", "url"]
+        fields = ["kind", "owner", "url"]
+        help_texts = {
+            "owner": "Decisions: the gateway user whose outputs' decisions go here. "
+            "Alerts: an admin (usually you)."
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["owner"].queryset = get_user_model().objects.filter(
-            groups__name=Role.GATEWAY.value
+        self.fields["owner"].queryset = (
+            get_user_model()
+            .objects.filter(groups__name__in=[Role.GATEWAY.value, Role.ADMIN.value])
+            .distinct()
         )
 
     def clean(self):
         cleaned = super().clean()
         if cleaned.get("owner") is not None and cleaned.get("url"):
             try:
-                webhooks.webhook_validate(owner=cleaned["owner"], url=cleaned["url"])
+                webhooks.webhook_validate(
+                    owner=cleaned["owner"], url=cleaned["url"], kind=cleaned.get("kind")
+                )
             except ValidationError as exc:
                 self.add_error(None, exc)
         return cleaned
@@ -130,17 +150,19 @@ class WebhookAdmin(admin.ModelAdmin):
     secret; the secret is shown once, in a message, and never again. A URL is not edited:
     add the new one and deactivate or delete the old."""
 
-    list_display = ["url", "owner", "is_active", "created_at"]
-    list_filter = ["is_active", "owner"]
+    list_display = ["url", "kind", "owner", "is_active", "created_at"]
+    list_filter = ["kind", "is_active", "owner"]
     search_fields = ["url", "owner__username"]
     list_select_related = ["owner"]
     actions = ["rotate_secret"]
 
     def get_fields(self, request, obj=None):
-        return ["owner", "url"] if obj is None else ["owner", "url", "is_active", "created_at"]
+        if obj is None:
+            return ["kind", "owner", "url"]
+        return ["kind", "owner", "url", "is_active", "created_at"]
 
     def get_readonly_fields(self, request, obj=None):
-        return [] if obj is None else ["owner", "url", "created_at"]
+        return [] if obj is None else ["kind", "owner", "url", "created_at"]
 
     def get_form(self, request, obj=None, **kwargs):
         if obj is None:
@@ -151,7 +173,10 @@ class WebhookAdmin(admin.ModelAdmin):
         if change:
             return super().save_form(request, form, change)
         hook, secret = webhooks.webhook_register(
-            owner=form.cleaned_data["owner"], url=form.cleaned_data["url"], actor=request.user
+            owner=form.cleaned_data["owner"],
+            url=form.cleaned_data["url"],
+            actor=request.user,
+            kind=form.cleaned_data["kind"],
         )
         self._show_secret(request, hook, secret)
         return hook

@@ -467,9 +467,10 @@ def _count_human_reviews(finals: list[tuple[Output, bool]]) -> None:
         counts = per_pair[(output.task_type_id, output.model)]
         counts[0] += 1
         counts[1] += int(approved_unchanged)
-    for task_type_id, n in per_task_type.items():
+    # In a fixed order, so that two batches deciding at once cannot deadlock on these rows.
+    for task_type_id, n in sorted(per_task_type.items()):
         TaskType.objects.filter(pk=task_type_id).update(reviewed_count=F("reviewed_count") + n)
-    for (task_type_id, model), (n, approved) in per_pair.items():
+    for (task_type_id, model), (n, approved) in sorted(per_pair.items()):
         increments = {
             "reviewed_count": F("reviewed_count") + n,
             "approved_unchanged_count": F("approved_unchanged_count") + approved,
@@ -496,6 +497,8 @@ def backlog_relieve(*, task_type: TaskType, now, rng: random.Random | None = Non
     is in the audit log, and audit-sampled at the task type's warning rate like any warning.
     """
     draw = (rng or random).random
+    if task_type.in_cold_start:
+        return 0
     with transaction.atomic():
         slots = list(
             ReviewItem.objects.select_for_update(of=("self",), skip_locked=True)
@@ -505,6 +508,9 @@ def backlog_relieve(*, task_type: TaskType, now, rng: random.Random | None = Non
                 kind=Kind.REVIEW,
                 state=ReviewItem.State.OPEN,
                 score__gte=task_type.review_threshold - RELIEF_MARGIN,
+                # Only what the thresholds held: not what cold start or a new model's
+                # raised threshold held from higher up.
+                score__lt=task_type.review_threshold,
                 output__status=Output.Status.PENDING,
             )
             .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=now))

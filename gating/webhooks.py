@@ -247,13 +247,25 @@ def webhook_url_problem(url: str) -> str | None:
 
 def _audit_view(hook: Webhook) -> dict:
     # Never the secret: the audit log is readable by every admin, for ever.
-    return {"url": hook.url, "owner": hook.owner_id, "is_active": hook.is_active}
+    return {
+        "url": hook.url,
+        "owner": hook.owner_id,
+        "kind": hook.kind,
+        "is_active": hook.is_active,
+    }
 
 
-def webhook_validate(*, owner: AbstractUser | None, url: str) -> None:
+def webhook_validate(
+    *, owner: AbstractUser | None, url: str, kind: str = Webhook.Kind.DECISIONS
+) -> None:
     """Raise ValidationError naming each bad field of a new webhook."""
     errors = {}
-    if owner is None or not owner.groups.filter(name=Role.GATEWAY.value).exists():
+    if kind not in Webhook.Kind.values:
+        errors["kind"] = f"Must be one of {', '.join(Webhook.Kind.values)}."
+    elif kind == Webhook.Kind.ALERTS:
+        if owner is None or not owner.groups.filter(name=Role.ADMIN.value).exists():
+            errors["owner"] = "Must be an admin: alert webhooks are set up by admins."
+    elif owner is None or not owner.groups.filter(name=Role.GATEWAY.value).exists():
         errors["owner"] = "Must be a gateway user: a webhook carries that user's outputs."
     if problem := webhook_url_problem(url):
         errors["url"] = problem
@@ -261,11 +273,14 @@ def webhook_validate(*, owner: AbstractUser | None, url: str) -> None:
         raise ValidationError(errors)
 
 
-def webhook_register(*, owner: AbstractUser, url: str, actor: AbstractUser) -> tuple[Webhook, str]:
-    """Add a webhook for a gateway user. Returns it with its signing secret, to show once."""
-    webhook_validate(owner=owner, url=url)
+def webhook_register(
+    *, owner: AbstractUser, url: str, actor: AbstractUser, kind: str = Webhook.Kind.DECISIONS
+) -> tuple[Webhook, str]:
+    """Add a webhook: a gateway user's decisions, or (kind alerts) the alerts, owned by the
+    admin who sets it up. Returns it with its signing secret, to show once."""
+    webhook_validate(owner=owner, url=url, kind=kind)
     secret = secrets.token_urlsafe(32)
-    hook = Webhook(owner=owner, url=url, secret=secret)
+    hook = Webhook(owner=owner, url=url, secret=secret, kind=kind)
     hook.full_clean()
     with transaction.atomic():
         hook.save()

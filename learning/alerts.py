@@ -8,7 +8,7 @@ and resolves it by itself when it clears. Leads acknowledge with a note.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -34,6 +34,8 @@ THRESHOLD_DRIFT = 0.5
 ACCURACY_DROP = 0.10
 ACCURACY_MIN_VERDICTS = 30
 PSI_LIMIT = 0.25
+PSI_MIN_OUTPUTS = 30
+SUBJECT_MAX = 200
 RELIEF_AFTER = timedelta(days=7)
 
 
@@ -199,8 +201,8 @@ def score_shift(now: datetime) -> list[Finding]:
     names = dict(TaskType.objects.values_list("pk", "name"))
     findings = []
     for task_type_id, (baseline, recent) in counts.items():
-        if not sum(baseline) or not sum(recent):
-            continue
+        if sum(baseline) < PSI_MIN_OUTPUTS or sum(recent) < PSI_MIN_OUTPUTS:
+            continue  # too few scores for the index to mean anything
         value = drift.psi_from_counts(baseline, recent) or 0.0
         findings.append(
             Finding(
@@ -231,7 +233,7 @@ def _admin_link(app: str, model: str, **filters) -> str:
 def alerts_evaluate(now: datetime) -> tuple[dict, list]:
     """Check every rule at ``now``; open, refresh and resolve alerts. Returns the cycle's
     counts and the list of alerts opened and resolved."""
-    findings = [f for rule in RULES for f in rule(now)]
+    findings = [replace(f, subject=f.subject[:SUBJECT_MAX]) for rule in RULES for f in rule(now)]
     live = {
         (a.rule, a.subject): a
         for a in Alert.objects.select_for_update().exclude(state=Alert.State.RESOLVED)
@@ -263,11 +265,8 @@ def alerts_evaluate(now: datetime) -> tuple[dict, list]:
             changes.append({"resolved": f.rule, "subject": f.subject, "value": f.value})
         if f.firing:
             counts["open"] += 1
-    # A subject no rule measures any more (a task type gone quiet) has cleared too.
-    for alert in live.values():
-        _resolve(alert, now)
-        counts["resolved"] += 1
-        changes.append({"resolved": alert.rule, "subject": alert.subject, "value": None})
+    # Alerts whose subject was not measured this time (too few verdicts, no traffic) stay
+    # as they are: only a measurement under the limit resolves one.
     relieved = _backlog_relief(now)
     if relieved:
         counts["relieved"] = sum(relieved.values())
@@ -305,13 +304,14 @@ class AlertResolved(Exception):
 def alert_acknowledge(*, alert: Alert, lead, note: str, now: datetime | None = None) -> Alert:
     """A lead takes the alert on, saying what is being done. It stays acknowledged (and is
     not notified again) until its condition clears."""
-    if alert.state == Alert.State.RESOLVED:
+    now = now or timezone.now()
+    # Conditional, so that an alert the alerts cycle resolves meanwhile stays resolved.
+    taken = Alert.objects.filter(
+        pk=alert.pk, state__in=[Alert.State.OPEN, Alert.State.ACKNOWLEDGED]
+    ).update(state=Alert.State.ACKNOWLEDGED, acknowledged_by=lead, acknowledged_at=now, note=note)
+    if not taken:
         raise AlertResolved(f"Alert {alert.pk} is already resolved: its condition cleared.")
-    alert.state = Alert.State.ACKNOWLEDGED
-    alert.acknowledged_by = lead
-    alert.acknowledged_at = now or timezone.now()
-    alert.note = note
-    alert.save(update_fields=["state", "acknowledged_by", "acknowledged_at", "note"])
+    alert.refresh_from_db()
     return alert
 
 

@@ -115,26 +115,32 @@ def _claim(kind: Kind, start: datetime, end: datetime) -> CycleRun:
 
 
 def _record_failure(kind: Kind, start: datetime, end: datetime, exc: Exception) -> None:
+    """Record a failed attempt, unless a duplicate that waited on this window's lock has
+    succeeded meanwhile: a success is never overwritten."""
     log.exception("%s cycle for the window ending %s failed", kind, end)
-    CycleRun.objects.update_or_create(
-        kind=kind,
-        window_end=end,
-        create_defaults={
-            "window_start": start,
-            "started_at": timezone.now(),
-            "attempts": 1,
-            "status": CycleRun.Status.FAILED,
-            "error": f"{type(exc).__name__}: {exc}",
-            "finished_at": timezone.now(),
-        },
-        # The failed attempt's own increment was rolled back with the rest of it.
-        defaults={
-            "attempts": F("attempts") + 1,
-            "status": CycleRun.Status.FAILED,
-            "error": f"{type(exc).__name__}: {exc}",
-            "finished_at": timezone.now(),
-        },
-    )
+    failure = {
+        "status": CycleRun.Status.FAILED,
+        "error": f"{type(exc).__name__}: {exc}",
+        "finished_at": timezone.now(),
+    }
+    runs = CycleRun.objects.filter(kind=kind, window_end=end)
+    # The failed attempt's own increment was rolled back with the rest of it.
+    if runs.exclude(status=CycleRun.Status.SUCCEEDED).update(attempts=F("attempts") + 1, **failure):
+        return
+    if runs.exists():
+        return  # succeeded meanwhile
+    try:
+        with transaction.atomic():
+            CycleRun.objects.create(
+                kind=kind,
+                window_end=end,
+                window_start=start,
+                started_at=timezone.now(),
+                attempts=1,
+                **failure,
+            )
+    except IntegrityError:
+        pass  # another attempt recorded this window first
 
 
 # --------------------------------------------------------------------------- validators
@@ -388,7 +394,9 @@ def _tiers_cycle(run: CycleRun):
             )
             for rank, r in enumerate(ranking, start=1)
         )
-        tier, reason = tiers.recommended_tier(fast_last_day.get(task_type.pk))
+        tier, reason = tiers.recommended_tier(
+            fast_last_day.get(task_type.pk), task_type.recommended_tier
+        )
         counts["task_types"] += 1
         counts["models"] += len(records)
         changes.append({"task_type": task_type.name, "recommended_tier": tier, "reason": reason})

@@ -42,9 +42,18 @@ def verdicts(*, since: datetime, until: datetime, with_validators: bool = True) 
     that do not use them."""
     reviews = (
         Review.objects.filter(is_bulk=False, decided_at__gte=since, decided_at__lt=until)
+        # Final as of ``until``: no round still open, and none decided after it (a rerun of
+        # the window, or one running late, sees the same verdicts).
         .exclude(
             Exists(
                 ReviewItem.objects.filter(output=OuterRef("output"), state=ReviewItem.State.OPEN)
+            )
+        )
+        .exclude(
+            Exists(
+                Review.objects.filter(
+                    output=OuterRef("output"), is_bulk=False, decided_at__gte=until
+                )
             )
         )
         .order_by("decided_at", "id")

@@ -3,24 +3,31 @@
 from datetime import datetime
 
 from celery import shared_task
+from django.utils import timezone
 
 from learning import cycles
 
+RETRY_DELAYS = (60, 300, 900, 1800, 3600)
 
-@shared_task(
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=(Exception,),
-    retry_backoff=60,
-    retry_backoff_max=1800,
-    max_retries=5,
-)
-def cycle(kind: str, at: str | None = None) -> dict:
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+def cycle(self, kind: str, at: str | None = None) -> dict:
     """Run one learning cycle for the window that ``at`` (ISO 8601, default now) falls in.
 
     Late acknowledgement: a worker that dies mid-cycle leaves the message on the broker,
     and the redelivery finds the window's run incomplete (its transaction rolled back)
-    and does it again. A duplicate that arrives after a success changes nothing.
+    and does it again. A failure is retried with backoff for the same window: the retry
+    carries the moment the first attempt resolved, so it cannot slide into the next one.
+    A duplicate that arrives after a success changes nothing.
     """
-    run = cycles.cycle_run(kind, datetime.fromisoformat(at) if at else None)
+    moment = datetime.fromisoformat(at) if at else timezone.now()
+    try:
+        run = cycles.cycle_run(kind, moment)
+    except Exception as exc:
+        retries = self.request.retries
+        if retries >= len(RETRY_DELAYS):
+            raise
+        raise self.retry(
+            args=(kind, moment.isoformat()), exc=exc, countdown=RETRY_DELAYS[retries]
+        ) from exc
     return {"run": run.pk, "status": run.status, "counts": run.counts}

@@ -7,6 +7,8 @@ from gating.scoring import Decision
 
 _SCORE_RANGE = [MinValueValidator(0.0), MaxValueValidator(10.0)]
 _RATE_RANGE = [MinValueValidator(0.0), MaxValueValidator(1.0)]
+# An error level of 0 can never be certified, and one of 1 certifies anything.
+_LEVEL_RANGE = [MinValueValidator(0.001), MaxValueValidator(0.9)]
 
 # Validators whose failure on an output that requires fact checking triggers the
 # hallucination penalty, unless an admin says otherwise for a task type.
@@ -35,17 +37,17 @@ class TaskType(models.Model):
     )
     alpha_approve = models.FloatField(
         default=0.05,
-        validators=_RATE_RANGE,
+        validators=_LEVEL_RANGE,
         help_text="Largest share of auto-approved outputs a human would not approve unchanged.",
     )
     alpha_warning = models.FloatField(
         default=0.25,
-        validators=_RATE_RANGE,
+        validators=_LEVEL_RANGE,
         help_text="The same, for everything at or above the review threshold.",
     )
     delta = models.FloatField(
         default=0.05,
-        validators=_RATE_RANGE,
+        validators=_LEVEL_RANGE,
         help_text="Allowed chance that a threshold's bound is wrong (confidence is 1 - delta).",
     )
     review_threshold_pinned = models.BooleanField(

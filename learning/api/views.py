@@ -100,7 +100,9 @@ def alert_acknowledge(request, pk: int):
     body = AcknowledgeSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     try:
-        alerts.alert_acknowledge(alert=alert, lead=request.user, note=body.validated_data["note"])
+        alert = alerts.alert_acknowledge(
+            alert=alert, lead=request.user, note=body.validated_data["note"]
+        )
     except alerts.AlertResolved as exc:
         return Response({"detail": str(exc)}, status=409)
     return Response(AlertSerializer(alert).data)

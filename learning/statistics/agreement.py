@@ -87,7 +87,8 @@ def reviewer_reliability(
     prior: float = DEFAULT_PRIOR_RELIABILITY,
     prior_strength: float = DEFAULT_PRIOR_STRENGTH,
 ) -> dict[Hashable, Reliability]:
-    """Each reviewer's reliability from (unit, reviewer, label) judgments, by Dawid-Skene.
+    """Each reviewer's reliability from (unit, reviewer, label) judgments, by Dawid-Skene,
+    on the units that two or more reviewers judged (``n`` counts those).
 
     Dawid-Skene estimates every reviewer's confusion matrix and the true labels together,
     so a harsh reviewer who agrees with nobody is found out even without a gold standard.
@@ -95,11 +96,12 @@ def reviewer_reliability(
     shrunk as (n * raw + m * prior) / (n + m) with m = ``prior_strength``.
     """
     frame = pd.DataFrame(list(judgments), columns=["task", "worker", "label"])
+    # Only units more than one person judged say anything about a reviewer: a unit judged
+    # once agrees with its only judge by construction.
+    frame = frame[frame.groupby("task")["worker"].transform("nunique") >= 2]
     if frame.empty:
         return {}
     counts = frame.groupby("worker").size()
-    # Units judged once still inform the label prior, but a reviewer is only measured
-    # against others on units someone else judged too.
     model = DawidSkene(n_iter=DS_MAX_ITERATIONS, tol=DS_TOLERANCE).fit(frame)
     errors = model.errors_  # index (worker, observed label), columns: true label
     priors = model.priors_

@@ -31,6 +31,7 @@ import numpy as np
 from scipy.stats import beta
 
 GRID_STEP = 0.1
+TOP = 10.0
 MAX_STEP = 0.1
 # Keep review below approve by at least this much.
 MIN_GAP = 0.1
@@ -147,6 +148,8 @@ def lowest_safe_threshold(
 
 def minimum_sample(alpha: float, delta: float) -> int:
     """The fewest judged outputs with no failure at all whose bound is at most alpha."""
+    if not (0 < alpha < 1 and 0 < delta < 1):
+        raise ValueError(f"alpha and delta must be strictly between 0 and 1, not {alpha}, {delta}")
     return int(np.ceil(np.log(delta) / np.log(1 - alpha)))
 
 
@@ -261,8 +264,9 @@ def constrain(
                 review.evidence,
             )
         else:
-            # The approve threshold gives way upward: approving less is the safe side.
-            floor = round(review.new + min_gap, 4)
+            # The approve threshold gives way upward (approving less is the safe side), up
+            # to the top of the scale; past that the review threshold stops below it.
+            floor = min(round(review.new + min_gap, 4), TOP)
             by_which["approve"] = Proposal(
                 "approve",
                 approve.old,
@@ -270,4 +274,12 @@ def constrain(
                 approve.reason + f" Kept above the review threshold ({review.new:g}).",
                 approve.evidence,
             )
+            if review.new > floor - min_gap and not pins.get("review"):
+                by_which["review"] = Proposal(
+                    "review",
+                    review.old,
+                    round(floor - min_gap, 4),
+                    review.reason + f" Kept below the approve threshold ({floor:g}).",
+                    review.evidence,
+                )
     return by_which

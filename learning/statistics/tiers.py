@@ -41,11 +41,12 @@ def ranked(records: list[ModelRecord]) -> list[ModelRecord]:
     return sorted(records, key=lambda r: (-r.adjusted_score, -r.reviews, r.model))
 
 
-def recommended_tier(fast_mean_last_day: float | None) -> tuple[str, str]:
+def recommended_tier(fast_mean_last_day: float | None, current: str = "") -> tuple[str, str]:
     """The tier a task type should default to, by ADR-0003's rule, with the reason:
-    ``fast_mean_last_day`` is the mean score of its fast-tier outputs over the last day."""
+    ``fast_mean_last_day`` is the mean score of its fast-tier outputs over the last day.
+    Without fast-tier traffic (as after a move to medium) the current advice stands."""
     if fast_mean_last_day is None:
-        return "fast", "No fast-tier outputs in the last day: nothing to change."
+        return current or "fast", "No fast-tier outputs in the last day: nothing to change."
     if fast_mean_last_day < FAST_TIER_FLOOR:
         return "medium", (
             f"Fast-tier outputs averaged {fast_mean_last_day:.2f} over the last day, "

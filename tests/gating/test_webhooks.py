@@ -256,6 +256,7 @@ def test_register_stores_the_hook_and_audits_it_without_the_secret(register, gat
     assert event.after == {
         "url": f"https://{PUBLIC_IP}/hook",
         "owner": gateway.pk,
+        "kind": "decisions",
         "is_active": True,
     }
     assert secret not in json.dumps([event.before, event.after])
@@ -677,7 +678,7 @@ def admin_client_(client, admin_user):
 def test_admin_add_shows_the_secret_once(admin_client_, gateway):
     response = admin_client_.post(
         reverse("admin:gating_webhook_add"),
-        {"owner": gateway.pk, "url": f"https://{PUBLIC_IP}/hook"},
+        {"kind": "decisions", "owner": gateway.pk, "url": f"https://{PUBLIC_IP}/hook"},
         follow=True,
     )
 
@@ -807,3 +808,21 @@ def test_decisions_work_with_the_broker_down_and_the_outbox_keeps_the_event(
     # Once the broker is back, beat's resume task finds it.
     later = timezone.now() + webhooks.RESUME_AFTER + timedelta(seconds=1)
     assert webhooks.deliveries_resume(now=later) == [delivery.pk]
+
+
+def test_alert_webhooks_belong_to_admins(admin_client_, gateway, user_in):
+    admin = user_in(Role.ADMIN)
+    with pytest.raises(ValidationError) as error:
+        webhooks.webhook_register(
+            owner=gateway, url=f"https://{PUBLIC_IP}/slack", actor=admin, kind="alerts"
+        )
+    assert "admin" in str(error.value.message_dict["owner"])
+
+    response = admin_client_.post(
+        reverse("admin:gating_webhook_add"),
+        {"kind": "alerts", "owner": admin.pk, "url": f"https://{PUBLIC_IP}/slack"},
+        follow=True,
+    )
+    assert response.status_code == 200
+    hook = Webhook.objects.get(kind="alerts")
+    assert hook.owner == admin

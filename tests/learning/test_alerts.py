@@ -197,14 +197,18 @@ def test_validator_accuracy_drop_needs_thirty_verdicts_a_week(gateway, user_in):
 def test_score_shift_fires_when_the_last_day_differs_from_the_week(gateway):
     # Same distribution: no alert. (Submissions from the factory all score alike.)
     ingest(gateway, 50, at=NOW - timedelta(days=4), task_type="steady")
-    ingest(gateway, 20, at=NOW - timedelta(hours=3), task_type="steady")
+    ingest(gateway, 40, at=NOW - timedelta(hours=3), task_type="steady")
     ingest(gateway, 50, at=NOW - timedelta(days=4), task_type="shifting")
-    ingest(gateway, 20, at=NOW - timedelta(hours=3), task_type="shifting", facts=False)
+    ingest(gateway, 40, at=NOW - timedelta(hours=3), task_type="shifting", facts=False)
+    # Fewer than 30 scores in the last day: no index at all.
+    ingest(gateway, 50, at=NOW - timedelta(days=4), task_type="quiet")
+    ingest(gateway, 29, at=NOW - timedelta(hours=3), task_type="quiet", facts=False)
 
     found = findings(alerts.score_shift)
     assert found["steady"].value == pytest.approx(0.0)
     assert not found["steady"].firing
     assert found["shifting"].firing
+    assert "quiet" not in found
 
 
 # --------------------------------------------------------------------------- relief
@@ -215,8 +219,9 @@ def test_backlog_relief_after_a_week_releases_near_threshold_items_as_warnings(g
 
     # Review threshold 4.0: items scoring from 3.0 up are released, lower ones stay.
     near = ingest(gateway, 4, at=NOW - timedelta(days=9), task_type="relieved")
+    # Out of cold start (which holds everything, whatever the score: not relieved).
     TaskType.objects.filter(name="relieved").update(
-        backlog_relief=True, audit_rate_warning=1.0, review_threshold=4.0
+        backlog_relief=True, audit_rate_warning=1.0, review_threshold=4.0, cold_start_reviews=0
     )
     Output.objects.filter(pk=near[0].pk).update(score=2.5)
     ReviewItem.objects.filter(output=near[0]).update(score=2.5)

@@ -215,3 +215,40 @@ def test_admins_run_a_cycle_now_from_the_admin(client, user_in, monkeypatch):
     client.force_login(lead)
     assert client.post("/admin/learning/cyclerun/run/alerts/").status_code == 302
     assert queued == [("thresholds",)]
+
+
+def test_a_late_failure_never_overwrites_a_success():
+    end = datetime(2026, 3, 3, tzinfo=UTC)
+    done = cycles.cycle_run("tiers", end)
+    # An attempt that failed while this one held the window's lock records its failure
+    # only after the success committed.
+    cycles._record_failure(CycleRun.Kind.TIERS, done.window_start, end, RuntimeError("late"))
+    done.refresh_from_db()
+    assert done.status == "succeeded" and done.error == ""
+
+
+def test_admin_threshold_edits_are_audited(client, user_in):
+    task_type = TaskType.objects.create(name="edited")
+    admin = user_in(Role.ADMIN)
+    client.force_login(admin)
+    page = client.get(f"/admin/gating/tasktype/{task_type.pk}/change/")
+    form = page.context["adminform"].form
+    data = {
+        name: form.initial.get(name, "")
+        for name in form.fields
+        if form.initial.get(name) is not None
+    }
+    data.update(
+        {
+            "approve_threshold": "7.5",
+            "validators-TOTAL_FORMS": "0",
+            "validators-INITIAL_FORMS": "0",
+        }
+    )
+    response = client.post(f"/admin/gating/tasktype/{task_type.pk}/change/", data)
+    assert response.status_code == 302, response.content[:2000]
+    task_type.refresh_from_db()
+    assert task_type.approve_threshold == 7.5
+    edit = AuditEvent.objects.get(action="threshold_edit", object_id=str(task_type.pk))
+    assert edit.actor == admin
+    assert edit.before == {"approve_threshold": 7.0}

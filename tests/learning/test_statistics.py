@@ -213,6 +213,19 @@ def test_guarded_moves_toward_the_safe_threshold_one_step_at_a_time():
     assert approve.new == pytest.approx(6.9)
 
 
+def test_constrain_never_pushes_a_threshold_off_the_scale():
+    review = thresholds.Proposal("review", 9.9, 10.0, "up", {})
+    approve = thresholds.Proposal("approve", 10.0, 10.0, "held", {})
+    final = thresholds.constrain([review, approve], pins={"review": False, "approve": False})
+    assert final["approve"].new == 10.0
+    assert final["review"].new == pytest.approx(9.9)
+
+
+def test_alpha_or_delta_of_zero_is_refused_not_crashed_on():
+    with pytest.raises(ValueError, match="strictly between"):
+        thresholds.minimum_sample(0.0, 0.05)
+
+
 def test_constrain_respects_pins_and_the_order_of_thresholds():
     review = thresholds.Proposal("review", 6.9, 7.0, "up", {})
     approve = thresholds.Proposal("approve", 7.0, 6.9, "down", {})
@@ -257,3 +270,5 @@ def test_tier_confidence_adjusted_score_and_ranking():
     assert tiers.recommended_tier(4.4)[0] == "medium"
     assert tiers.recommended_tier(4.5)[0] == "fast"
     assert tiers.recommended_tier(None)[0] == "fast"
+    # After a move to medium, fast-tier traffic stops: the advice must not flip back.
+    assert tiers.recommended_tier(None, "medium")[0] == "medium"
