@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -213,7 +214,7 @@ def score_shift(now: datetime) -> list[Finding]:
                 limit=PSI_LIMIT,
                 message=f"The score distribution of {names[task_type_id]} over the last 24 h "
                 f"differs from the 7 days before: PSI {value:.3f} (limit {PSI_LIMIT:g}).",
-                link=reverse("api-outputs") + f"?task_type={names[task_type_id]}",
+                link=reverse("api-outputs") + "?" + urlencode({"task_type": names[task_type_id]}),
             )
         )
     return findings
@@ -223,7 +224,7 @@ RULES = (backlog, threshold_drift, validator_accuracy, score_shift)
 
 
 def _admin_link(app: str, model: str, **filters) -> str:
-    query = "&".join(f"{k}={v}" for k, v in filters.items())
+    query = urlencode(filters)
     return reverse(f"admin:{app}_{model}_changelist") + (f"?{query}" if query else "")
 
 
