@@ -16,7 +16,6 @@ import hashlib
 import hmac
 import ipaddress
 import json
-import logging
 import secrets
 import socket
 import time
@@ -69,7 +68,6 @@ _METADATA_ADDRESSES = frozenset(
     {ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")}
 )
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-log = logging.getLogger(__name__)
 
 
 # --------------------------------------------------------------------------- events
@@ -141,16 +139,13 @@ def _enqueue_after_commit(deliveries: list[WebhookDelivery]) -> None:
     ids = [d.pk for d in deliveries]
 
     def enqueue():
+        from dashboard.celery import publish
         from gating.tasks import webhook_deliver
 
         for pk in ids:
-            try:
-                webhook_deliver.apply_async((pk,), retry=False)
-            except Exception:
-                # The broker is down: the deliveries stay pending in their table (the
-                # outbox), and the resume task sends them once it is back. The request that
-                # made them must not wait for or fail on Celery.
-                log.warning("Broker unavailable; %d webhook deliveries left for resume", len(ids))
+            if not publish(webhook_deliver, pk):
+                # The deliveries stay pending in their table (the outbox), and the resume
+                # task sends them once the broker is back.
                 return
 
     transaction.on_commit(enqueue)

@@ -141,8 +141,10 @@ def validator_accuracy(now: datetime) -> list[Finding]:
         if min(len(now_verdicts), len(then_verdicts)) < ACCURACY_MIN_VERDICTS:
             continue
         names = tuple(sorted(names_by_task_type[task_type_id]))
-        accuracy_now = importance.validator_accuracy(_counts(now_verdicts, names))
-        accuracy_then = importance.validator_accuracy(_counts(then_verdicts, names))
+        accuracy_now = importance.validator_accuracy(selectors.pattern_counts(now_verdicts, names))
+        accuracy_then = importance.validator_accuracy(
+            selectors.pattern_counts(then_verdicts, names)
+        )
         for name in names:
             drop = accuracy_then[name] - accuracy_now[name]
             findings.append(
@@ -164,22 +166,6 @@ def validator_accuracy(now: datetime) -> list[Finding]:
                 )
             )
     return findings
-
-
-def _counts(verdicts, names) -> importance.PatternCounts:
-    approved: dict[tuple, float] = defaultdict(float)
-    not_approved: dict[tuple, float] = defaultdict(float)
-    for v in verdicts:
-        failed = {r["name"] for r in v.validator_results if not r.get("passed", True)}
-        pattern = tuple(n not in failed for n in names)
-        (approved if v.approved_unchanged else not_approved)[pattern] += 1
-    patterns = tuple(set(approved) | set(not_approved))
-    return importance.PatternCounts(
-        names=names,
-        patterns=patterns,
-        approved=tuple(approved[p] for p in patterns),
-        not_approved=tuple(not_approved[p] for p in patterns),
-    )
 
 
 def score_shift(now: datetime) -> list[Finding]:

@@ -11,7 +11,7 @@ and the retry starts clean.
 from __future__ import annotations
 
 import logging
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -154,26 +154,11 @@ def _weight(verdict: selectors.Verdict, reliability: dict[int, float]) -> float:
     return reliability.get(verdict.reviewer_id, default) / verdict.inclusion_probability
 
 
-def _pattern_counts(verdicts, names: tuple[str, ...], reliability) -> importance.PatternCounts:
-    approved: Counter = Counter()
-    not_approved: Counter = Counter()
-    for v in verdicts:
-        failed = {r["name"] for r in v.validator_results if not r.get("passed", True)}
-        pattern = tuple(name not in failed for name in names)
-        target = approved if v.approved_unchanged else not_approved
-        target[pattern] += _weight(v, reliability)
-    patterns = tuple(sorted(set(approved) | set(not_approved)))
-    return importance.PatternCounts(
-        names=names,
-        patterns=patterns,
-        approved=tuple(approved[p] for p in patterns),
-        not_approved=tuple(not_approved[p] for p in patterns),
-    )
-
-
 def _validators_cycle(run: CycleRun):
     reliability = selectors.reviewer_weights()
-    by_task_type = _verdicts_by_task_type(run.window_start, run.window_end, with_validators=True)
+    by_task_type = selectors.verdicts_by_task_type(
+        since=run.window_start, until=run.window_end, with_validators=True
+    )
     counts = {"task_types": 0, "verdicts": 0, "reweighted": 0}
     changes = []
     for task_type in TaskType.objects.filter(pk__in=by_task_type):
@@ -191,8 +176,6 @@ def _validators_cycle(run: CycleRun):
                 }
             )
             continue
-        pattern_counts = _pattern_counts(verdicts, names, reliability)
-        accuracy = importance.validator_accuracy(pattern_counts)
         if len(names) > importance.MAX_EXACT:
             changes.append(
                 {
@@ -202,6 +185,10 @@ def _validators_cycle(run: CycleRun):
                 }
             )
             continue
+        pattern_counts = selectors.pattern_counts(
+            verdicts, names, lambda v: _weight(v, reliability)
+        )
+        accuracy = importance.validator_accuracy(pattern_counts)
         found = importance.validator_importance(pattern_counts)
         new = importance.next_weights(
             {n: validators[n].weight for n in names},
@@ -240,21 +227,12 @@ def _validators_cycle(run: CycleRun):
     return counts, changes
 
 
-def _verdicts_by_task_type(
-    start: datetime, end: datetime, *, with_validators: bool = False
-) -> dict[int, list]:
-    grouped: dict[int, list] = defaultdict(list)
-    for v in selectors.verdicts(since=start, until=end, with_validators=with_validators):
-        grouped[v.task_type_id].append(v)
-    return grouped
-
-
 # --------------------------------------------------------------------------- thresholds
 
 
 def _thresholds_cycle(run: CycleRun):
     reliability = selectors.reviewer_weights()
-    by_task_type = _verdicts_by_task_type(run.window_start, run.window_end)
+    by_task_type = selectors.verdicts_by_task_type(since=run.window_start, until=run.window_end)
     counts = {"task_types": 0, "verdicts": 0, "moved": 0}
     changes = []
     now = run.window_end
@@ -345,7 +323,7 @@ def _thresholds_apply(run: CycleRun, task_type: TaskType, final: dict) -> list[d
 
 
 def _tiers_cycle(run: CycleRun):
-    by_task_type = _verdicts_by_task_type(run.window_start, run.window_end)
+    by_task_type = selectors.verdicts_by_task_type(since=run.window_start, until=run.window_end)
     outputs = Output.objects.filter(created_at__gte=run.window_start, created_at__lt=run.window_end)
     mean_scores = {
         (row["task_type_id"], row["model"]): row

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -9,6 +11,7 @@ from django.db.models import Exists, OuterRef
 
 from gating.models import Review, ReviewItem
 from learning.models import CycleRun, ReviewerReliability, TierAssessment
+from learning.statistics import importance
 
 APPROVE = Review.Action.APPROVE
 
@@ -80,6 +83,38 @@ def verdicts(*, since: datetime, until: datetime, with_validators: bool = True) 
         Verdict(**{"validator_results": [], **dict(zip(names, row, strict=True))})
         for row in last.values()
     ]
+
+
+def verdicts_by_task_type(
+    *, since: datetime, until: datetime, with_validators: bool = False
+) -> dict[int, list[Verdict]]:
+    grouped: dict[int, list[Verdict]] = defaultdict(list)
+    for v in verdicts(since=since, until=until, with_validators=with_validators):
+        grouped[v.task_type_id].append(v)
+    return grouped
+
+
+def pattern_counts(
+    verdicts: list[Verdict],
+    names: tuple[str, ...],
+    weight: Callable[[Verdict], float] = lambda verdict: 1.0,
+) -> importance.PatternCounts:
+    """The verdicts grouped by the pass/fail pattern of ``names`` (a validator an output
+    did not report counts as passed), with each group's weighted approved and
+    not-approved totals."""
+    approved: Counter = Counter()
+    not_approved: Counter = Counter()
+    for v in verdicts:
+        failed = {r["name"] for r in v.validator_results if not r.get("passed", True)}
+        pattern = tuple(name not in failed for name in names)
+        (approved if v.approved_unchanged else not_approved)[pattern] += weight(v)
+    patterns = tuple(sorted(set(approved) | set(not_approved)))
+    return importance.PatternCounts(
+        names=names,
+        patterns=patterns,
+        approved=tuple(approved[p] for p in patterns),
+        not_approved=tuple(not_approved[p] for p in patterns),
+    )
 
 
 def judgments(*, since: datetime, until: datetime) -> list[tuple[int, int, str]]:
