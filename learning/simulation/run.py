@@ -9,31 +9,34 @@ gate never looks.
 
 from __future__ import annotations
 
+import multiprocessing
 import random
-from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
-from itertools import groupby
 
+import numpy as np
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
-from django.db import transaction
+from django.db import connection, transaction
 
 from gating import reviews, services
 from gating.models import Output, Review, ReviewItem, TaskType
 from gating.roles import Role
 from gating.submissions import OutputSubmission
 from learning.models import Alert, CycleRun, SimulatedTruth
+from learning.simulation import workers
 from learning.simulation.world import (
     DEFAULT_REVIEWERS,
     WORKDAY_END,
     WORKDAY_START,
     Action,
+    DayTraffic,
     Reviewer,
     SimulationConfig,
     Truth,
-    simulate,
+    day_traffic,
 )
 
 Kind = ReviewItem.Kind
@@ -179,6 +182,7 @@ def simulation_run(
     reviewers: tuple[Reviewer, ...] = DEFAULT_REVIEWERS,
     reviews_per_hour: int = DEFAULT_REVIEWS_PER_HOUR,
     live_days: int = DEFAULT_LIVE_DAYS,
+    processes: int = 1,
     on_progress: Callable[[int], None] = lambda done: None,
     on_hour_end: Callable[[datetime], None] = lambda moment: None,
 ) -> SimulationReport:
@@ -187,6 +191,10 @@ def simulation_run(
     In the last ``live_days`` days every review is a live claim and decision; before
     them, each hour's decisions are recorded in bulk (the same decisions by the same
     rules, without a claim each, which would take hours at a million outputs).
+
+    With ``processes`` above 1 on PostgreSQL (outside a transaction), that many worker
+    processes gate each hour's chunks side by side; the stored history is the same as
+    with one process, because each chunk's draws are seeded on their own.
 
     ``on_hour_end`` is called with each simulated hour's end, after that hour is stored: the
     place for scheduled work (the learning cycles) to run at its simulated time.
@@ -202,62 +210,141 @@ def simulation_run(
         # Real traffic too: simulated reviewers must only judge what has a known truth.
         queue = queue.filter(output__source=gateway)
     rng = random.Random(f"{config.seed}-reviews")
-    # The gate's own draws (audits, second reviews) are seeded too, for a repeatable run.
-    gate_rng = random.Random(f"{config.seed}-gate")
     truths: dict[int, Truth] = {}
     outputs = decided = 0
+    shared = processes > 1 and connection.vendor == "postgresql"
+    shared = shared and not connection.in_atomic_block
 
-    # One day of the world in memory at a time: a million outputs at once would not fit
-    # in a small machine's memory as Python objects.
-    days = groupby(simulate(config), key=lambda o: (o.created_at.date() - config.start).days)
-    next_day = next(days, None)
-
-    for day in range(config.days):
-        # A day per transaction: each claim and decision inside it is a savepoint rather
-        # than a commit of its own, which makes the replay several times faster.
-        with transaction.atomic():
-            by_hour: dict[int, list] = defaultdict(list)
-            todays: list = []
-            if next_day is not None and next_day[0] == day:
-                todays = list(next_day[1])
-                next_day = next(days, None)
-            for output in todays:
-                by_hour[output.created_at.hour].append(output)
+    with _Gatekeepers(config, gateway, processes if shared else 0) as gatekeepers:
+        for day in range(config.days):
+            traffic = day_traffic(config, day)
+            chunks = _hourly_chunks(traffic)
             midnight = datetime.combine(config.start + timedelta(days=day), time(0), UTC)
-            for h in range(24):
-                batch = by_hour.get(h, [])
-                if batch:
-                    # The gate's per-process caches expire by wall-clock time; a replay
-                    # clears them so that every run scores with the same counters at the
-                    # same simulated moment, however long a batch takes.
-                    services.gate_caches_clear()
-                    results = services.output_ingest_batch(
-                        source=gateway,
-                        submissions=[
-                            OutputSubmission.model_validate(o.submission_dict()) for o in batch
-                        ],
-                        created_at=[o.created_at for o in batch],
-                        rng=gate_rng,
-                    )
-                    fresh = [(r.output.pk, o.truth) for r, o in zip(results, batch, strict=True)]
-                    SimulatedTruth.objects.bulk_create(
-                        [
-                            SimulatedTruth(output_id=pk, truth=t, seed=config.seed)
-                            for pk, t in fresh
-                        ],
-                        ignore_conflicts=True,
-                    )
-                    truths.update(fresh)
-                    outputs += len(batch)
-                    on_progress(len(batch))
-                hour = midnight + timedelta(hours=h)
-                if _is_working_hour(hour):
-                    work = _work_hour if day >= config.days - live_days else _record_hour
-                    decided += work(hour, people, queue, truths, reviews_per_hour, rng)
-                on_hour_end(hour + timedelta(hours=1))
+            # One transaction a day when working alone: each claim and decision inside it
+            # is a savepoint rather than a commit, which makes the replay several times
+            # faster. Workers commit their own chunks, so then the reviews of each hour
+            # are a transaction of their own, which the next hour's workers must see.
+            with replay_transaction(enabled=not gatekeepers.shared):
+                for h in range(24):
+                    for fresh in gatekeepers.gate(traffic, chunks[h]):
+                        truths.update(fresh)
+                        outputs += len(fresh)
+                        on_progress(len(fresh))
+                    hour = midnight + timedelta(hours=h)
+                    if _is_working_hour(hour):
+                        work = _work_hour if day >= config.days - live_days else _record_hour
+                        with replay_transaction(enabled=gatekeepers.shared):
+                            decided += work(hour, people, queue, truths, reviews_per_hour, rng)
+                    on_hour_end(hour + timedelta(hours=1))
 
     return SimulationReport(
         outputs=outputs,
         reviews=decided,
         open_items=queue.filter(state=ReviewItem.State.OPEN).count(),
     )
+
+
+# Outputs are gated in chunks of at most this many, each with draws seeded by its own
+# place in the day, so that the history is the same however many processes share them.
+CHUNK_OUTPUTS = 400
+
+
+def _hourly_chunks(traffic: DayTraffic) -> list[list[tuple[int, int]]]:
+    """For each hour of the day, its rows as (start, stop) chunks."""
+    hour_of_row = (traffic.created_at - traffic.created_at.astype("datetime64[D]")).astype(
+        "timedelta64[h]"
+    )
+    bounds = np.searchsorted(hour_of_row.astype(int), np.arange(25)).tolist()
+    return [
+        [
+            (a, min(a + CHUNK_OUTPUTS, bounds[h + 1]))
+            for a in range(bounds[h], bounds[h + 1], CHUNK_OUTPUTS)
+        ]
+        for h in range(24)
+    ]
+
+
+@contextmanager
+def replay_transaction(*, enabled: bool):
+    if not enabled:
+        yield
+        return
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            # A replay can be run again: it need not wait for each commit to reach the
+            # disk, and the commits are many.
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL synchronous_commit TO OFF")
+        yield
+
+
+def gate_chunk(
+    traffic: DayTraffic, chunk: tuple[int, int], gateway: AbstractUser
+) -> list[tuple[int, Truth]]:
+    """Gate one chunk of the day through the batch ingest and store its truths apart."""
+    start, stop = chunk
+    batch = list(traffic.outputs(start, stop))
+    # The gate's per-process caches expire by wall-clock time; a replay clears them so
+    # that every run scores with the same counters at the same simulated moment.
+    services.gate_caches_clear()
+    results = services.output_ingest_batch(
+        source=gateway,
+        submissions=[OutputSubmission.model_validate(o.submission_dict()) for o in batch],
+        created_at=[o.created_at for o in batch],
+        # The gate's own draws (audits, second reviews), seeded per chunk.
+        rng=random.Random(f"{traffic.config.seed}-gate-{traffic.day}-{start}"),
+    )
+    fresh = [(r.output.pk, o.truth) for r, o in zip(results, batch, strict=True)]
+    _truths_store(fresh, traffic.config.seed)
+    return fresh
+
+
+def _truths_store(fresh: list[tuple[int, Truth]], seed: int) -> None:
+    if connection.vendor != "postgresql":
+        SimulatedTruth.objects.bulk_create(
+            [SimulatedTruth(output_id=pk, truth=t, seed=seed) for pk, t in fresh]
+        )
+        return
+    table = connection.ops.quote_name(SimulatedTruth._meta.db_table)
+    with (
+        connection.cursor() as cursor,
+        connection.wrap_database_errors,
+        cursor.cursor.copy(f"COPY {table} (output_id, truth, seed) FROM STDIN") as copy,
+    ):
+        for pk, truth in fresh:
+            copy.write_row((pk, truth.value, seed))
+
+
+class _Gatekeepers:
+    """Gates chunks in this process, or in a pool of worker processes with their own
+    database connections when ``processes`` is above 0."""
+
+    def __init__(self, config: SimulationConfig, gateway: AbstractUser, processes: int):
+        self.config, self.gateway, self.processes = config, gateway, processes
+        self.shared = processes > 0
+        self.pool = None
+
+    def __enter__(self) -> _Gatekeepers:
+        if self.shared:
+            # Spawned, not forked: a fork would copy this process's open connection and
+            # threads (the progress bar's) into every worker.
+            self.pool = multiprocessing.get_context("spawn").Pool(
+                self.processes,
+                initializer=workers.worker_start,
+                initargs=(dict(connection.settings_dict), self.config, self.gateway.pk),
+            )
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.pool is not None:
+            self.pool.terminate() if exc[0] else self.pool.close()
+            self.pool.join()
+
+    def gate(self, traffic: DayTraffic, chunks: list[tuple[int, int]]) -> Iterator[list]:
+        if not self.shared:
+            for chunk in chunks:
+                yield gate_chunk(traffic, chunk, self.gateway)
+            return
+        jobs = [(traffic.day, chunk) for chunk in chunks]
+        for fresh in self.pool.imap_unordered(workers.worker_gate, jobs):
+            yield [(pk, Truth(t)) for pk, t in fresh]

@@ -2,8 +2,9 @@
 
 Every probability here is configured, not learned, so that tests and the learning cycles
 can be checked against known answers: a validator's predictiveness, a reviewer's confusion
-matrix, a model's drift. Randomness comes only from ``random.Random(seed)``, so one seed
-always yields the same traffic.
+matrix, a model's drift. Randomness comes only from generators seeded with the seed
+(numpy's, one per simulated day, for the traffic; ``random.Random`` for the reviewers), so
+one seed always yields the same traffic.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
 from typing import Any
+
+import numpy as np
 
 
 class Truth(StrEnum):
@@ -281,52 +284,122 @@ class SimulatedOutput:
         }
 
 
-def _draw(rng: random.Random, weights: Mapping[Truth, float]) -> Truth:
-    return rng.choices(TRUTHS, weights=[weights[t] for t in TRUTHS])[0]
+@dataclass(frozen=True)
+class DayTraffic:
+    """One simulated day's outputs as columns (numpy arrays), in chronological order.
+
+    The day's draws come from its own generator, seeded by (seed, day): a day can be
+    generated on its own, by any process, and is the same every time.
+    """
+
+    config: SimulationConfig
+    day: int
+    first_number: int
+    created_at: np.ndarray  # datetime64[us], UTC
+    task_type: np.ndarray  # index into config.task_types
+    model: np.ndarray  # index into config.models
+    truth: np.ndarray  # index into TRUTHS
+    passed: np.ndarray  # (n, len(VALIDATORS)) booleans
+    input_clarity: np.ndarray
+    coherence: np.ndarray
+    topic: np.ndarray  # index into TOPICS
+    finding: np.ndarray  # index into FINDINGS
+
+    def __len__(self) -> int:
+        return len(self.truth)
+
+    def outputs(self, start: int = 0, stop: int | None = None) -> Iterator[SimulatedOutput]:
+        """Rows ``start:stop`` as ``SimulatedOutput`` objects."""
+        config = self.config
+        times = self.created_at[start:stop].astype(datetime)
+        columns = zip(
+            range(start, start + len(times)),
+            times,
+            self.task_type[start:stop].tolist(),
+            self.model[start:stop].tolist(),
+            self.truth[start:stop].tolist(),
+            self.passed[start:stop].tolist(),
+            self.input_clarity[start:stop].tolist(),
+            self.coherence[start:stop].tolist(),
+            self.topic[start:stop].tolist(),
+            self.finding[start:stop].tolist(),
+            strict=True,
+        )
+        for i, at, t, m, truth, passed, clarity, coherence, topic, finding in columns:
+            task_type, model, n = config.task_types[t], config.models[m], self.first_number + i
+            yield SimulatedOutput(
+                external_id=f"sim-{config.seed}-{n}",
+                created_at=at.replace(tzinfo=UTC),
+                task_type=task_type.name,
+                model=model.name,
+                tier=model.tier,
+                input=f"Please {task_type.name.replace('_', ' ')} the {TOPICS[topic]} (#{n}).",
+                output=f"The {TOPICS[topic]} {FINDINGS[finding]}.",
+                validators=tuple(_RESULTS[v][ok] for v, ok in enumerate(passed)),
+                input_clarity=clarity,
+                coherence=coherence,
+                requires_fact_check=task_type.requires_fact_check,
+                truth=TRUTHS[truth],
+            )
 
 
-def _signal(rng: random.Random, mean: float, sd: float) -> float:
-    return round(min(1.0, max(0.0, rng.gauss(mean, sd))), 3)
+# Each validator's two possible results, made once: a million outputs share them.
+_RESULTS = tuple(
+    (ValidatorResult(p.name, False, p.failure_detail), ValidatorResult(p.name, True, ""))
+    for p in VALIDATORS
+)
+_PASS_RATES = np.array([[p.pass_rate[t] for p in VALIDATORS] for t in TRUTHS])
+_CLARITY_MEANS = np.array([CLARITY_MEAN[t] for t in TRUTHS])
+_COHERENCE_MEANS = np.array([COHERENCE_MEAN[t] for t in TRUTHS])
+_HOUR_WEIGHTS = np.array(HOURLY_TRAFFIC) / sum(HOURLY_TRAFFIC)
 
 
-def _arrivals(rng: random.Random, day: date, count: int) -> list[datetime]:
-    midnight = datetime.combine(day, time(0), tzinfo=UTC)
-    hours = rng.choices(range(24), weights=HOURLY_TRAFFIC, k=count)
-    return sorted(midnight + timedelta(hours=h, seconds=rng.uniform(0, 3600)) for h in hours)
+def _signal(rng: np.random.Generator, means: np.ndarray, sd: float) -> np.ndarray:
+    return np.round(np.clip(rng.normal(means, sd), 0.0, 1.0), 3)
+
+
+def day_traffic(config: SimulationConfig, day: int) -> DayTraffic:
+    """Day ``day`` (0 = the start date) of ``config``'s traffic."""
+    rng = np.random.default_rng([config.seed, day])
+    n = config.outputs_per_day
+    midnight = np.datetime64(config.start + timedelta(days=day), "us")
+    hours = rng.choice(24, size=n, p=_HOUR_WEIGHTS)
+    offsets = np.sort(hours * 3_600_000_000 + rng.integers(0, 3_600_000_000, size=n))
+    task_type = rng.integers(0, len(config.task_types), size=n)
+    model = rng.integers(0, len(config.models), size=n)
+    # P(truth) for every (task type, model) pair on this day, then one uniform draw each.
+    rates = np.array(
+        [
+            [
+                [r[t] for t in TRUTHS]
+                for r in (truth_rates(tt, m, config.drift_severity(m, day)) for m in config.models)
+            ]
+            for tt in config.task_types
+        ]
+    )
+    cumulative = np.cumsum(rates, axis=2)[task_type, model]
+    truth = (rng.random(n)[:, None] >= cumulative[:, :-1]).sum(axis=1)
+    passed = rng.random((n, len(VALIDATORS))) < _PASS_RATES[truth]
+    return DayTraffic(
+        config=config,
+        day=day,
+        first_number=day * n,
+        created_at=midnight + offsets.astype("timedelta64[us]"),
+        task_type=task_type,
+        model=model,
+        truth=truth,
+        passed=passed,
+        input_clarity=_signal(rng, _CLARITY_MEANS[truth], CLARITY_SD),
+        coherence=_signal(rng, _COHERENCE_MEANS[truth], COHERENCE_SD),
+        topic=rng.integers(0, len(TOPICS), size=n),
+        finding=rng.integers(0, len(FINDINGS), size=n),
+    )
 
 
 def simulate(config: SimulationConfig) -> Iterator[SimulatedOutput]:
     """Outputs in chronological order, ``config.outputs_per_day`` on each of ``config.days``."""
-    rng = random.Random(config.seed)
-    n = 0
     for day in range(config.days):
-        for created_at in _arrivals(
-            rng, config.start + timedelta(days=day), config.outputs_per_day
-        ):
-            task_type = rng.choice(config.task_types)
-            model = rng.choice(config.models)
-            truth = _draw(rng, truth_rates(task_type, model, config.drift_severity(model, day)))
-            validators = []
-            for profile in VALIDATORS:
-                passed = rng.random() < profile.pass_rate[truth]
-                detail = "" if passed else profile.failure_detail
-                validators.append(ValidatorResult(profile.name, passed, detail))
-            topic = rng.choice(TOPICS)
-            yield SimulatedOutput(
-                external_id=f"sim-{config.seed}-{n}",
-                created_at=created_at,
-                task_type=task_type.name,
-                model=model.name,
-                tier=model.tier,
-                input=f"Please {task_type.name.replace('_', ' ')} the {topic} (#{n}).",
-                output=f"The {topic} {rng.choice(FINDINGS)}.",
-                validators=tuple(validators),
-                input_clarity=_signal(rng, CLARITY_MEAN[truth], CLARITY_SD),
-                coherence=_signal(rng, COHERENCE_MEAN[truth], COHERENCE_SD),
-                requires_fact_check=task_type.requires_fact_check,
-                truth=truth,
-            )
-            n += 1
+        yield from day_traffic(config, day).outputs()
 
 
 def fingerprint(outputs: Iterable[SimulatedOutput]) -> str:

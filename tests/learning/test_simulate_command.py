@@ -189,3 +189,29 @@ def test_the_learning_cycles_run_at_their_simulated_times():
     # --reset clears the history learned from simulated traffic; --no-learning learns none.
     simulate("--seed", "8", "--days", "1", "--outputs-per-day", "50", "--reset", "--no-learning")
     assert not CycleRun.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_worker_processes_store_the_same_history_as_one_process(requires_postgres):
+    # Live claims on the last day too, so that both kinds of review follow the shared gating.
+    args = ("--seed", "12", "--days", "3", "--outputs-per-day", "900", "--live-days", "1")
+    simulate(*args, "--processes", "1")
+    alone = stored_rows_fingerprint()
+    assert Output.objects.count() == 2700
+
+    simulate(*args, "--processes", "2", "--reset")
+    assert Output.objects.count() == 2700
+    assert stored_rows_fingerprint() == alone
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failing_worker_fails_the_run_with_its_error(requires_postgres):
+    from learning.simulation import run, world
+
+    # A task-type name the gate refuses: the workers' validation error reaches the caller.
+    config = world.SimulationConfig(
+        seed=1, days=1, outputs_per_day=50, start=START, task_types=(world.TaskType("bad name"),)
+    )
+    with pytest.raises(Exception, match="task_type"):
+        run.simulation_run(config, processes=2)
+    assert not Output.objects.exists()

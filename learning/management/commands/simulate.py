@@ -1,3 +1,4 @@
+import os
 from datetime import date, timedelta
 
 from django.core.management.base import BaseCommand, CommandError
@@ -56,6 +57,13 @@ class Command(BaseCommand):
             "(the days before them are recorded in bulk, which is much faster)",
         )
         parser.add_argument(
+            "--processes",
+            type=int,
+            default=os.cpu_count() or 1,
+            help="worker processes that gate outputs side by side, on PostgreSQL "
+            "(default: one per core); the stored history is the same for any number",
+        )
+        parser.add_argument(
             "--start", type=date.fromisoformat, help="first day (default: --days ago)"
         )
         parser.add_argument("--drift", type=_drift, help="model=NAME,day=N,severity=0..1")
@@ -85,6 +93,8 @@ class Command(BaseCommand):
         reviewers = _pick(world.DEFAULT_REVIEWERS, opts["reviewers"], "reviewers")
         if opts["reviews_per_hour"] < 0:
             raise CommandError("--reviews-per-hour must be 0 or more")
+        if opts["processes"] < 1:
+            raise CommandError("--processes must be 1 or more")
         if opts["live_days"] < 0:
             raise CommandError("--live-days must be 0 or more")
 
@@ -97,6 +107,7 @@ class Command(BaseCommand):
                 reviewers=reviewers,
                 reviews_per_hour=opts["reviews_per_hour"],
                 live_days=opts["live_days"],
+                processes=opts["processes"],
                 on_hour_end=(lambda moment: None) if opts["no_learning"] else cycles.cycles_run_due,
                 on_progress=lambda n: progress.advance(task, n),
             )

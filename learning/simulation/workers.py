@@ -1,0 +1,42 @@
+"""The worker processes' side of a shared simulation run.
+
+A spawned worker starts as a bare interpreter and unpickles these functions before
+anything else, so this module imports nothing of Django's until the worker has set
+Django up with its parent's database. Setting up happens on the first chunk rather than
+in the pool's initializer: an error there then reaches the parent as that chunk's error,
+where a failing initializer would make the pool restart its workers forever.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_state: dict[str, Any] = {}
+
+
+def worker_start(database: dict, config: Any, gateway_pk: int) -> None:
+    _state.update(database=database, config=config, gateway_pk=gateway_pk)
+
+
+def worker_gate(job: tuple[int, tuple[int, int]]) -> list[tuple[int, str]]:
+    """Gate one chunk of one day in this worker's own transaction; its (output id, truth)s."""
+    if "gateway" not in _state:
+        import django
+        from django.conf import settings
+
+        # The parent's database, which under the test runner is not the one settings name.
+        settings.DATABASES["default"] = _state["database"]
+        django.setup()
+        from django.contrib.auth import get_user_model
+
+        _state["gateway"] = get_user_model().objects.get(pk=_state["gateway_pk"])
+
+    from learning.simulation import run, world
+
+    day, chunk = job
+    traffic = _state.get("traffic")
+    if traffic is None or traffic.day != day:
+        traffic = _state["traffic"] = world.day_traffic(_state["config"], day)
+    with run.replay_transaction(enabled=True):
+        fresh = run.gate_chunk(traffic, chunk, _state["gateway"])
+    return [(pk, truth.value) for pk, truth in fresh]
