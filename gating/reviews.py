@@ -21,7 +21,7 @@ from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-from gating import webhooks
+from gating import bulk, webhooks
 from gating.audit import audit_record, audit_record_each, audit_record_many
 from gating.exceptions import DecisionInvalid, ReviewConflict
 from gating.models import AuditEvent, Output, Review, ReviewItem, TaskModelStats, TaskType
@@ -358,10 +358,7 @@ def _reviews_store(decided: list[tuple]) -> list[Review]:
             item.claimed_by = reviewer
             item.claimed_at = at
     fields = ["state", "decided_at", "lease_expires_at", "claimed_by", "claimed_at"]
-    if len(items) == 1:
-        items[0].save(update_fields=fields)
-    else:
-        ReviewItem.objects.bulk_update(items, fields, batch_size=2000)
+    bulk.update_rows(items, fields)
     for action in (AuditEvent.Action.DECISION, AuditEvent.Action.ADJUDICATION):
         audit_record_each(
             action=action,
@@ -443,10 +440,7 @@ def _finalize(finals: list[tuple[ReviewItem, Review, datetime]]) -> None:
         output.decided_at = now
         delivered.append((output, review))
     fields = ["status", "final_output_text", "decided_at"]
-    if len(delivered) == 1:
-        delivered[0][0].save(update_fields=fields)
-    elif delivered:
-        Output.objects.bulk_update([o for o, _ in delivered], fields, batch_size=2000)
+    bulk.update_rows([o for o, _ in delivered], fields)
     for event_type, pairs in (
         (webhooks.OUTPUT_DECIDED, delivered),
         (webhooks.OUTPUT_AUDIT_REJECTED, audit_rejects),
@@ -526,9 +520,7 @@ def backlog_relieve(*, task_type: TaskType, now, rng: random.Random | None = Non
             output.status = Output.Status.APPROVED
             output.final_output_text = output.output_text
             output.decided_at = now
-        Output.objects.bulk_update(
-            outputs, ["decision", "status", "final_output_text", "decided_at"], batch_size=1000
-        )
+        bulk.update_rows(outputs, ["decision", "status", "final_output_text", "decided_at"])
         rate = task_type.audit_rate_warning
         ReviewItem.objects.bulk_create(
             ReviewItem(
@@ -620,9 +612,7 @@ def bulk_decide(
             output.status = _FINAL_STATUS[action]
             output.final_output_text = output.output_text if action == Action.APPROVE else None
             output.decided_at = now
-        Output.objects.bulk_update(
-            outputs.values(), ["status", "final_output_text", "decided_at"], batch_size=1000
-        )
+        bulk.update_rows(list(outputs.values()), ["status", "final_output_text", "decided_at"])
         review_by_output = {r.output_id: r for r in reviews}
         audit_record_many(
             actor=lead,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
+from typing import NamedTuple
 
 SCORER_NAME = "adr0003-v1"
 
@@ -36,8 +38,9 @@ class Decision(StrEnum):
     PENDING_REVIEW = "pending_review"
 
 
-@dataclass(frozen=True, slots=True)
-class ValidatorOutcome:
+class ValidatorOutcome(NamedTuple):
+    # A named tuple rather than a dataclass: the gate hashes tuples of these to reuse the
+    # validator terms of the score, and a tuple hashes in C.
     name: str
     passed: bool
     weight: float = 1.0
@@ -67,8 +70,7 @@ class GatePolicy:
     task_type_reviewed: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Impact:
+class Impact(NamedTuple):
     """One term of the score, in score points, for explaining a decision."""
 
     factor: str
@@ -126,10 +128,8 @@ def task_accuracy_bonus(history: PairHistory) -> float:
     return raw * confidence_weight(history.reviewed)
 
 
-def hallucination_penalty(requires_fact_check: bool, validators: list[ValidatorOutcome]) -> float:
-    if requires_fact_check and any(v.is_fact_check and not v.passed for v in validators):
-        return HALLUCINATION_PENALTY
-    return 0.0
+def hallucination_penalty(requires_fact_check: bool, fact_check_failed: bool) -> float:
+    return HALLUCINATION_PENALTY if requires_fact_check and fact_check_failed else 0.0
 
 
 def clamp(value: float, low: float = SCORE_MIN, high: float = SCORE_MAX) -> float:
@@ -173,9 +173,29 @@ def _validator_impacts(validators: list[ValidatorOutcome]) -> list[Impact]:
     return impacts
 
 
+@dataclass(frozen=True, slots=True)
+class _ValidatorTerms:
+    fraction: float
+    impacts: tuple[Impact, ...]
+    failed_fact_checks: str
+
+
+@lru_cache(maxsize=4096)
+def _validator_terms(validators: tuple[ValidatorOutcome, ...]) -> _ValidatorTerms:
+    # Outputs of one task type share a few dozen pass/fail patterns, so the validator part
+    # of the score and its explanation are worked out once per pattern, not per output.
+    return _ValidatorTerms(
+        fraction=pass_fraction(validators),
+        impacts=tuple(_validator_impacts(validators)),
+        failed_fact_checks=", ".join(
+            v.name for v in validators if v.is_fact_check and not v.passed
+        ),
+    )
+
+
 def score_output(
     *,
-    validators: list[ValidatorOutcome],
+    validators: list[ValidatorOutcome] | tuple[ValidatorOutcome, ...],
     input_clarity: float,
     coherence: float,
     requires_fact_check: bool,
@@ -183,14 +203,15 @@ def score_output(
     policy: GatePolicy,
 ) -> GateResult:
     """Score one output and decide: ADR-0003's formula, cold start and thresholds."""
-    fraction = pass_fraction(validators)
+    terms = _validator_terms(tuple(validators))
+    fraction = terms.fraction
     base = base_score(fraction, input_clarity, coherence)
     bonus = task_accuracy_bonus(pair)
-    penalty = hallucination_penalty(requires_fact_check, validators)
+    penalty = hallucination_penalty(requires_fact_check, bool(terms.failed_fact_checks))
     unclamped = base * (1 + bonus - penalty)
     score = clamp(unclamped)
 
-    impacts = _validator_impacts(validators)
+    impacts = list(terms.impacts)
     impacts.append(
         Impact("input_clarity", input_clarity * CLARITY_POINTS, f"{input_clarity:g} × 0.5")
     )
@@ -208,7 +229,7 @@ def score_output(
             )
         )
     if penalty:
-        failed = ", ".join(v.name for v in validators if v.is_fact_check and not v.passed)
+        failed = terms.failed_fact_checks
         impacts.append(
             Impact(
                 "hallucination_penalty",

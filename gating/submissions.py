@@ -100,8 +100,18 @@ class OutputSubmission(_Strict):
 
     def fingerprint(self) -> str:
         """sha256 of the canonical submission: key order and whitespace do not matter."""
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return fingerprint(self.model_dump(mode="json"))
+
+
+def fingerprint(dumped: dict[str, Any]) -> str:
+    """An ``OutputSubmission.fingerprint`` from its ``model_dump(mode="json")``, for callers
+    that need the dump anyway."""
+    return hashlib.sha256(_CANONICAL_JSON.encode(dumped).encode()).hexdigest()
+
+
+# What json.dumps(sort_keys=True, separators=(",", ":")) would make a new encoder for on
+# every call.
+_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 
 
 MAX_BATCH_OUTPUTS = 1000
