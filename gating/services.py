@@ -100,21 +100,32 @@ def _cache_after_commit(cache: TTLCache, entries: dict) -> None:
     transaction.on_commit(store)
 
 
-def _load_config(name: str, needed: set[str]) -> _GateConfig:
-    task_type, _ = TaskType.objects.get_or_create(name=name)
-    validators = {v.name: v for v in Validator.objects.filter(task_type=task_type)}
-    if missing := needed - validators.keys():
-        Validator.objects.bulk_create(
-            [
-                Validator(
-                    task_type=task_type, name=n, is_fact_check=n in DEFAULT_FACT_CHECK_VALIDATORS
-                )
-                for n in missing
-            ],
-            ignore_conflicts=True,
-        )
-        validators = {v.name: v for v in Validator.objects.filter(task_type=task_type)}
-    return _GateConfig(task_type=task_type, validators=validators)
+def _load_configs(needed: dict[str, set[str]]) -> dict[str, _GateConfig]:
+    """Task types by name with their validators, creating what is missing: two queries
+    when nothing is new."""
+    task_types = {t.name: t for t in TaskType.objects.filter(name__in=needed)}
+    for name in needed.keys() - task_types.keys():
+        task_types[name], _ = TaskType.objects.get_or_create(name=name)
+
+    def validators_of(ids) -> dict[int, dict[str, Validator]]:
+        found: dict[int, dict[str, Validator]] = {pk: {} for pk in ids}
+        for v in Validator.objects.filter(task_type__in=ids):
+            found[v.task_type_id][v.name] = v
+        return found
+
+    validators = validators_of([t.pk for t in task_types.values()])
+    missing = [
+        Validator(task_type=t, name=n, is_fact_check=n in DEFAULT_FACT_CHECK_VALIDATORS)
+        for name, t in task_types.items()
+        for n in needed[name] - validators[t.pk].keys()
+    ]
+    if missing:
+        Validator.objects.bulk_create(missing, ignore_conflicts=True)
+        validators.update(validators_of({v.task_type_id for v in missing}))
+    return {
+        name: _GateConfig(task_type=t, validators=validators[t.pk])
+        for name, t in task_types.items()
+    }
 
 
 def _task_contexts(submissions: Iterable[OutputSubmission]) -> dict[str, _TaskContext]:
@@ -127,11 +138,12 @@ def _task_contexts(submissions: Iterable[OutputSubmission]) -> dict[str, _TaskCo
 
     with _cache_lock:
         configs = {name: _configs.get(name) for name in needed}
-    loaded = {
-        name: _load_config(name, needed[name])
+    stale = {
+        name: needed[name]
         for name, config in configs.items()
         if config is None or not needed[name] <= config.validators.keys()
     }
+    loaded = _load_configs(stale) if stale else {}
     configs.update(loaded)
     if loaded:
         _cache_after_commit(_configs, loaded)
@@ -224,7 +236,7 @@ def _build_output(
 
 
 def _replay(existing: Output, submission: OutputSubmission) -> IngestResult:
-    if existing.request_hash != submission.fingerprint():
+    if not submission.is_replay_of(existing.request_hash):
         raise IdempotencyConflict(
             f"external_id {existing.external_id!r} was already submitted with a different body."
         )
@@ -299,7 +311,8 @@ def output_ingest_batch(
         conflicts = [
             index
             for index, s in enumerate(submissions)
-            if s.external_id in existing and existing[s.external_id].request_hash != s.fingerprint()
+            if s.external_id in existing
+            and not s.is_replay_of(existing[s.external_id].request_hash)
         ]
         if conflicts:
             raise IdempotencyConflict(

@@ -12,6 +12,7 @@ import json
 import math
 from typing import Annotated, Any
 
+import orjson
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -102,15 +103,29 @@ class OutputSubmission(_Strict):
         """sha256 of the canonical submission: key order and whitespace do not matter."""
         return fingerprint(self.model_dump(mode="json"))
 
+    def is_replay_of(self, request_hash: str) -> bool:
+        """Whether a stored output with ``request_hash`` was submitted with this body."""
+        dumped = self.model_dump(mode="json")
+        # Outputs stored before the fingerprint moved to orjson carry the json module's
+        # hash, which differs for non-ASCII text and some floats.
+        return request_hash in (fingerprint(dumped), _json_module_fingerprint(dumped))
+
 
 def fingerprint(dumped: dict[str, Any]) -> str:
     """An ``OutputSubmission.fingerprint`` from its ``model_dump(mode="json")``, for callers
-    that need the dump anyway."""
+    that need the dump anyway: sha256 of its JSON with sorted keys and no whitespace."""
+    try:
+        canonical = orjson.dumps(dumped, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        # orjson refuses integers beyond 64 bits, which JSON (and evidence) may hold.
+        canonical = _CANONICAL_JSON.encode(dumped).encode()
+    return hashlib.sha256(canonical).hexdigest()
+
+
+def _json_module_fingerprint(dumped: dict[str, Any]) -> str:
     return hashlib.sha256(_CANONICAL_JSON.encode(dumped).encode()).hexdigest()
 
 
-# What json.dumps(sort_keys=True, separators=(",", ":")) would make a new encoder for on
-# every call.
 _CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 
 

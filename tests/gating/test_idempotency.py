@@ -1,5 +1,7 @@
 """The same external_id again: a replay answers the same, a different body conflicts."""
 
+import hashlib
+import json
 import threading
 
 import pytest
@@ -8,6 +10,7 @@ from rest_framework.test import APIClient
 
 from gating.models import Output
 from gating.roles import Role
+from gating.submissions import OutputSubmission
 from tests.factories import SubmissionFactory, token_for
 
 URL = "/api/v1/outputs/"
@@ -32,6 +35,34 @@ def test_same_external_id_with_another_body_is_409(gateway_api):
     assert response.status_code == 409
     assert body["external_id"] in response.json()["detail"]
     assert Output.objects.get().output_text == body["output"]
+
+
+def test_outputs_hashed_before_the_orjson_fingerprint_still_replay(gateway_api):
+    # Non-ASCII text and a float that the json module writes as 1e-05 and orjson as 1e-5:
+    # the two canonical forms differ, so the stored hash is the old one.
+    body = {**SubmissionFactory(), "output": "Résumé ✓", "metadata": {"tiny": 0.00001}}
+    assert gateway_api.post(URL, body, format="json").status_code == 201
+    sent = OutputSubmission.model_validate(body).model_dump(mode="json")
+    old_hash = hashlib.sha256(
+        json.dumps(sent, sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()
+    output = Output.objects.get()
+    assert output.request_hash != old_hash
+    Output.objects.filter(pk=output.pk).update(request_hash=old_hash)
+
+    assert gateway_api.post(URL, body, format="json").status_code == 200
+    changed = {**body, "output": "Résumé ✗"}
+    assert gateway_api.post(URL, changed, format="json").status_code == 409
+
+
+def test_evidence_with_integers_beyond_64_bits_replays(gateway_api):
+    body = {**SubmissionFactory(), "evidence": {"id": 2**70}}
+    assert gateway_api.post(URL, body, format="json").status_code == 201
+    assert gateway_api.post(URL, body, format="json").status_code == 200
+    assert (
+        gateway_api.post(URL, {**body, "evidence": {"id": 2**70 + 1}}, format="json").status_code
+        == 409
+    )
 
 
 def test_external_ids_are_per_gateway(gateway_api, user_in, client_for):
