@@ -134,13 +134,17 @@ class Output(models.Model):
         MODIFIED = "modified", "Modified"
         REJECTED = "rejected", "Rejected"
 
+    # No index of their own for source and task_type: the unique (source, external_id) and
+    # the (task_type, created_at) indexes lead with them, and every index costs each insert.
     source = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="outputs"
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="outputs", db_index=False
     )
     external_id = models.CharField(max_length=200)
     # sha256 of the canonical request, to tell an idempotent replay from a conflict.
     request_hash = models.CharField(max_length=64)
-    task_type = models.ForeignKey(TaskType, on_delete=models.PROTECT, related_name="outputs")
+    task_type = models.ForeignKey(
+        TaskType, on_delete=models.PROTECT, related_name="outputs", db_index=False
+    )
     model = models.CharField(max_length=200)
     tier = models.CharField(max_length=50, blank=True)
     input_text = models.TextField()

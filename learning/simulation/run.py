@@ -9,6 +9,8 @@ gate never looks.
 
 from __future__ import annotations
 
+import itertools
+import math
 import multiprocessing
 import random
 from collections.abc import Callable, Iterator
@@ -43,8 +45,9 @@ Kind = ReviewItem.Kind
 SIM_GATEWAY = "sim-gateway"
 # Each simulated reviewer decides at most this many items per working hour.
 DEFAULT_REVIEWS_PER_HOUR = 12
-# The last days are worked through live claims; the days before them are recorded in bulk.
-DEFAULT_LIVE_DAYS = 3
+# The last day is worked through live claims, so that the queue as it stands was made by
+# claims and leases; the days before it are recorded in bulk (the same decisions, faster).
+DEFAULT_LIVE_DAYS = 1
 _REJECT_REASON = {Truth.BAD: "factual_error", Truth.NEEDS_EDIT: "formatting", Truth.GOOD: "other"}
 
 
@@ -245,8 +248,9 @@ def simulation_run(
     )
 
 
-# Outputs are gated in chunks of at most this many, each with draws seeded by its own
-# place in the day, so that the history is the same however many processes share them.
+# Each hour's outputs are gated in an even number of equal chunks of at most this many,
+# each with draws seeded by its place in the day: the history is the same however many
+# processes share the chunks, and two processes finish an hour together.
 CHUNK_OUTPUTS = 400
 
 
@@ -256,13 +260,12 @@ def _hourly_chunks(traffic: DayTraffic) -> list[list[tuple[int, int]]]:
         "timedelta64[h]"
     )
     bounds = np.searchsorted(hour_of_row.astype(int), np.arange(25)).tolist()
-    return [
-        [
-            (a, min(a + CHUNK_OUTPUTS, bounds[h + 1]))
-            for a in range(bounds[h], bounds[h + 1], CHUNK_OUTPUTS)
-        ]
-        for h in range(24)
-    ]
+    chunks = []
+    for first, end in itertools.pairwise(bounds):
+        count = max(1, 2 * math.ceil((end - first) / (2 * CHUNK_OUTPUTS)))
+        cuts = [first + (end - first) * i // count for i in range(count + 1)]
+        chunks.append([(a, b) for a, b in itertools.pairwise(cuts) if a < b])
+    return chunks
 
 
 @contextmanager

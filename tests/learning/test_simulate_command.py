@@ -215,3 +215,23 @@ def test_a_failing_worker_fails_the_run_with_its_error(requires_postgres):
     with pytest.raises(Exception, match="task_type"):
         run.simulation_run(config, processes=2)
     assert not Output.objects.exists()
+
+
+def test_each_hours_outputs_are_split_into_an_even_number_of_equal_chunks():
+    from learning.simulation import run, world
+
+    # 20 outputs a day leaves most hours empty; 9,000 fills some beyond one chunk.
+    for per_day in (20, 9_000):
+        config = world.SimulationConfig(seed=4, days=1, outputs_per_day=per_day, start=START)
+        traffic = world.day_traffic(config, 0)
+        hours = traffic.created_at.astype(object)
+        chunks = run._hourly_chunks(traffic)
+        assert len(chunks) == 24
+        covered = [row for hour in chunks for a, b in hour for row in range(a, b)]
+        assert covered == list(range(per_day))
+        for h, hour in enumerate(chunks):
+            assert all(hours[row].hour == h for a, b in hour for row in range(a, b))
+            sizes = [b - a for a, b in hour]
+            assert all(0 < size <= run.CHUNK_OUTPUTS for size in sizes)
+            if sum(sizes) > 1:
+                assert len(sizes) % 2 == 0 and max(sizes) - min(sizes) <= 1, sizes
