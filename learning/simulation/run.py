@@ -230,7 +230,7 @@ def simulation_run(
             # are a transaction of their own, which the next hour's workers must see.
             with replay_transaction(enabled=not gatekeepers.shared):
                 for h in range(24):
-                    for fresh in gatekeepers.gate(traffic, chunks[h]):
+                    for fresh in gatekeepers.gate(traffic, h, chunks[h]):
                         truths.update(fresh)
                         outputs += len(fresh)
                         on_progress(len(fresh))
@@ -285,12 +285,14 @@ def replay_transaction(*, enabled: bool):
 def gate_chunk(
     traffic: DayTraffic, chunk: tuple[int, int], gateway: AbstractUser
 ) -> list[tuple[int, Truth]]:
-    """Gate one chunk of the day through the batch ingest and store its truths apart."""
+    """Gate one chunk of the day through the batch ingest and store its truths apart.
+
+    The caller clears the gate's caches at each new simulated hour: they expire by
+    wall-clock time, and a replay must score every output with the counters of its own
+    simulated hour, which change only between hours (with the reviews and the cycles).
+    """
     start, stop = chunk
     batch = list(traffic.outputs(start, stop))
-    # The gate's per-process caches expire by wall-clock time; a replay clears them so
-    # that every run scores with the same counters at the same simulated moment.
-    services.gate_caches_clear()
     results = services.output_ingest_batch(
         source=gateway,
         submissions=[OutputSubmission.model_validate(o.submission_dict()) for o in batch],
@@ -344,11 +346,12 @@ class _Gatekeepers:
             self.pool.terminate() if exc[0] else self.pool.close()
             self.pool.join()
 
-    def gate(self, traffic: DayTraffic, chunks: list[tuple[int, int]]) -> Iterator[list]:
+    def gate(self, traffic: DayTraffic, hour: int, chunks: list[tuple[int, int]]) -> Iterator[list]:
         if not self.shared:
+            services.gate_caches_clear()
             for chunk in chunks:
                 yield gate_chunk(traffic, chunk, self.gateway)
             return
-        jobs = [(traffic.day, chunk) for chunk in chunks]
+        jobs = [(traffic.day, hour, chunk) for chunk in chunks]
         for fresh in self.pool.imap_unordered(workers.worker_gate, jobs):
             yield [(pk, Truth(t)) for pk, t in fresh]

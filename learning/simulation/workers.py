@@ -19,8 +19,9 @@ def worker_start(database: dict, config: Any, gateway_pk: int) -> None:
     _state.update(database=database, config=config, gateway_pk=gateway_pk)
 
 
-def worker_gate(job: tuple[int, tuple[int, int]]) -> list[tuple[int, str]]:
-    """Gate one chunk of one day in this worker's own transaction; its (output id, truth)s."""
+def worker_gate(job: tuple[int, int, tuple[int, int]]) -> list[tuple[int, str]]:
+    """Gate one chunk of one hour of one day in this worker's own transaction; its
+    (output id, truth)s."""
     if "gateway" not in _state:
         import django
         from django.conf import settings
@@ -38,9 +39,13 @@ def worker_gate(job: tuple[int, tuple[int, int]]) -> list[tuple[int, str]]:
         gc.freeze()
         gc.disable()
 
+    from gating import services
     from learning.simulation import run, world
 
-    day, chunk = job
+    day, hour, chunk = job
+    if _state.get("hour") != (day, hour):
+        services.gate_caches_clear()
+        _state["hour"] = (day, hour)
     traffic = _state.get("traffic")
     if traffic is None or traffic.day != day:
         traffic = _state["traffic"] = world.day_traffic(_state["config"], day)
