@@ -104,7 +104,9 @@ def _load_configs(needed: dict[str, set[str]]) -> dict[str, _GateConfig]:
     """Task types by name with their validators, creating what is missing: two queries
     when nothing is new."""
     task_types = {t.name: t for t in TaskType.objects.filter(name__in=needed)}
-    for name in needed.keys() - task_types.keys():
+    # New rows in name order: two batches creating the same task types (or validators)
+    # in different orders would each hold a row the other waits for, and deadlock.
+    for name in sorted(needed.keys() - task_types.keys()):
         task_types[name], _ = TaskType.objects.get_or_create(name=name)
 
     def validators_of(ids) -> dict[int, dict[str, Validator]]:
@@ -116,8 +118,8 @@ def _load_configs(needed: dict[str, set[str]]) -> dict[str, _GateConfig]:
     validators = validators_of([t.pk for t in task_types.values()])
     missing = [
         Validator(task_type=t, name=n, is_fact_check=n in DEFAULT_FACT_CHECK_VALIDATORS)
-        for name, t in task_types.items()
-        for n in needed[name] - validators[t.pk].keys()
+        for name, t in sorted(task_types.items())
+        for n in sorted(needed[name] - validators[t.pk].keys())
     ]
     if missing:
         Validator.objects.bulk_create(missing, ignore_conflicts=True)
