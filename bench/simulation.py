@@ -54,6 +54,7 @@ def main() -> None:
     parser.add_argument("--outputs-per-day", type=int, default=33_334)
     parser.add_argument("--start", default="2026-03-02", help="a Monday")
     parser.add_argument("--live-days", type=int, help="default: the command's own")
+    parser.add_argument("--processes", type=int, help="default: the command's own")
     parser.add_argument("--db", default=DEFAULT_DB)
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
     args = parser.parse_args()
@@ -74,8 +75,9 @@ def main() -> None:
             # The traffic and the queue alone: bench.learning measures the cycles.
             "--no-learning",
         ]
-        if args.live_days is not None:
-            command.append(f"--live-days={args.live_days}")
+        for option in ("live_days", "processes"):
+            if getattr(args, option) is not None:
+                command.append(f"--{option.replace('_', '-')}={getattr(args, option)}")
         log(f"running: {' '.join(command[1:])}")
         started = time.perf_counter()
         # The progress bar goes to our stderr, so a long run shows how far it is.

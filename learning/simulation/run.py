@@ -188,7 +188,7 @@ def simulation_run(
     live_days: int = DEFAULT_LIVE_DAYS,
     processes: int = 1,
     on_progress: Callable[[int], None] = lambda done: None,
-    on_hour_end: Callable[[datetime], None] = lambda moment: None,
+    on_hour_end: Callable[[datetime], None] | None = None,
 ) -> SimulationReport:
     """Replay ``config``'s traffic hour by hour, with reviewers working the queue.
 
@@ -200,8 +200,9 @@ def simulation_run(
     processes gate each hour's chunks side by side; the stored history is the same as
     with one process, because each chunk's draws are seeded on their own.
 
-    ``on_hour_end`` is called with each simulated hour's end, after that hour is stored: the
-    place for scheduled work (the learning cycles) to run at its simulated time.
+    ``on_hour_end``, if given, is called with each simulated hour's end, after that hour is
+    stored: the place for scheduled work (the learning cycles) to run at its simulated
+    time. Without it, the hours between reviews are gated without waiting for each other.
     """
     gateway = _user(SIM_GATEWAY, Role.GATEWAY)
     # The first reviewer is a lead, so that disagreements get adjudicated.
@@ -229,17 +230,19 @@ def simulation_run(
             # faster. Workers commit their own chunks, so then the reviews of each hour
             # are a transaction of their own, which the next hour's workers must see.
             with replay_transaction(enabled=not gatekeepers.shared):
-                for h in range(24):
-                    for fresh in gatekeepers.gate(traffic, h, chunks[h]):
+                for stretch in _stretches(midnight, acts_at_hour_end=on_hour_end is not None):
+                    jobs = [(h, chunk) for h in stretch for chunk in chunks[h]]
+                    for fresh in gatekeepers.gate(traffic, jobs):
                         truths.update(fresh)
                         outputs += len(fresh)
                         on_progress(len(fresh))
-                    hour = midnight + timedelta(hours=h)
+                    hour = midnight + timedelta(hours=stretch[-1])
                     if _is_working_hour(hour):
                         work = _work_hour if day >= config.days - live_days else _record_hour
                         with replay_transaction(enabled=gatekeepers.shared):
                             decided += work(hour, people, queue, truths, reviews_per_hour, rng)
-                    on_hour_end(hour + timedelta(hours=1))
+                    if on_hour_end is not None:
+                        on_hour_end(hour + timedelta(hours=1))
 
     return SimulationReport(
         outputs=outputs,
@@ -266,6 +269,18 @@ def _hourly_chunks(traffic: DayTraffic) -> list[list[tuple[int, int]]]:
         cuts = [first + (end - first) * i // count for i in range(count + 1)]
         chunks.append([(a, b) for a, b in itertools.pairwise(cuts) if a < b])
     return chunks
+
+
+def _stretches(midnight: datetime, *, acts_at_hour_end: bool) -> list[list[int]]:
+    """The day's hours in runs that can be gated without waiting for each other: a run ends
+    with an hour after which something changes what the gate knows (reviews, or scheduled
+    work when there is any), so the next run is scored with what that left."""
+    stretches: list[list[int]] = [[]]
+    for h in range(24):
+        stretches[-1].append(h)
+        if acts_at_hour_end or _is_working_hour(midnight + timedelta(hours=h)):
+            stretches.append([])
+    return [s for s in stretches if s]
 
 
 @contextmanager
@@ -346,12 +361,16 @@ class _Gatekeepers:
             self.pool.terminate() if exc[0] else self.pool.close()
             self.pool.join()
 
-    def gate(self, traffic: DayTraffic, hour: int, chunks: list[tuple[int, int]]) -> Iterator[list]:
+    def gate(self, traffic: DayTraffic, jobs: list[tuple[int, tuple[int, int]]]) -> Iterator[list]:
+        """Gate (hour, chunk) jobs of one day, in hour order; their (output id, truth)s."""
         if not self.shared:
-            services.gate_caches_clear()
-            for chunk in chunks:
+            hour = None
+            for h, chunk in jobs:
+                if h != hour:
+                    services.gate_caches_clear()
+                    hour = h
                 yield gate_chunk(traffic, chunk, self.gateway)
             return
-        jobs = [(traffic.day, hour, chunk) for chunk in chunks]
+        jobs = [(traffic.day, h, chunk) for h, chunk in jobs]
         for fresh in self.pool.imap_unordered(workers.worker_gate, jobs):
             yield [(pk, Truth(t)) for pk, t in fresh]

@@ -5,7 +5,6 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 from rich.progress import Progress
 
-from learning import cycles
 from learning.simulation import run, world
 
 
@@ -28,6 +27,13 @@ def _pick(defaults: tuple, count: int | None, what: str) -> tuple:
     if not 1 <= count <= len(defaults):
         raise CommandError(f"--{what} must be between 1 and {len(defaults)}")
     return defaults[:count]
+
+
+def _cycles_run_due():
+    # Imported only when the cycles run: the statistics libraries take seconds to load.
+    from learning import cycles
+
+    return cycles.cycles_run_due
 
 
 class Command(BaseCommand):
@@ -108,7 +114,7 @@ class Command(BaseCommand):
                 reviews_per_hour=opts["reviews_per_hour"],
                 live_days=opts["live_days"],
                 processes=opts["processes"],
-                on_hour_end=(lambda moment: None) if opts["no_learning"] else cycles.cycles_run_due,
+                on_hour_end=None if opts["no_learning"] else _cycles_run_due(),
                 on_progress=lambda n: progress.advance(task, n),
             )
         self.stdout.write(
