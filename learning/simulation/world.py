@@ -328,7 +328,10 @@ class DayTraffic:
         for i, at, t, m, truth, passed, clarity, coherence, topic, finding in columns:
             task_type, model, n = config.task_types[t], config.models[m], self.first_number + i
             yield SimulatedOutput(
-                external_id=f"sim-{config.seed}-{n}",
+                # Zero-padded, so that ids sort in arrival order: each new output then
+                # lands at the end of the unique (source, external_id) index rather than
+                # at a random page of it.
+                external_id=f"sim-{config.seed}-{n:010d}",
                 created_at=at.replace(tzinfo=UTC),
                 task_type=task_type.name,
                 model=model.name,

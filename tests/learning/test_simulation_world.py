@@ -62,7 +62,9 @@ def test_fingerprint_covers_the_hidden_truth():
 
 def test_outputs_are_chronological_with_deterministic_ids():
     outputs = small_run(5)
-    assert [o.external_id for o in outputs[:3]] == ["sim-5-0", "sim-5-1", "sim-5-2"]
+    ids = [o.external_id for o in outputs]
+    assert ids[:3] == ["sim-5-0000000000", "sim-5-0000000001", "sim-5-0000000002"]
+    assert ids == sorted(ids)
     assert [o.created_at for o in outputs] == sorted(o.created_at for o in outputs)
     assert {o.created_at.date() for o in outputs} == {START + timedelta(days=d) for d in range(3)}
 
