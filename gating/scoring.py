@@ -78,7 +78,14 @@ class Impact(NamedTuple):
     detail: str
 
     def as_dict(self) -> dict:
-        return {"factor": self.factor, "points": round(self.points, 4), "detail": self.detail}
+        # A copy of a cached dict: most impacts (each validator's share, each clarity and
+        # coherence value) recur across outputs, and rounding costs more than copying.
+        return dict(_impact_dict(self))
+
+
+@lru_cache(maxsize=8192)
+def _impact_dict(impact: Impact) -> dict:
+    return {"factor": impact.factor, "points": round(impact.points, 4), "detail": impact.detail}
 
 
 @dataclass(frozen=True, slots=True)

@@ -306,16 +306,15 @@ def gate_chunk(
     wall-clock time, and a replay must score every output with the counters of its own
     simulated hour, which change only between hours (with the reviews and the cycles).
     """
-    start, stop = chunk
-    batch = list(traffic.outputs(start, stop))
+    batch = traffic.submissions(*chunk)
     results = services.output_ingest_batch(
         source=gateway,
-        submissions=[OutputSubmission.model_validate(o.submission_dict()) for o in batch],
-        created_at=[o.created_at for o in batch],
+        submissions=[OutputSubmission.model_validate(sent) for sent, _, _ in batch],
+        created_at=[at for _, at, _ in batch],
         # The gate's own draws (audits, second reviews), seeded per chunk.
-        rng=random.Random(f"{traffic.config.seed}-gate-{traffic.day}-{start}"),
+        rng=random.Random(f"{traffic.config.seed}-gate-{traffic.day}-{chunk[0]}"),
     )
-    fresh = [(r.output.pk, o.truth) for r, o in zip(results, batch, strict=True)]
+    fresh = [(r.output.pk, truth) for r, (_, _, truth) in zip(results, batch, strict=True)]
     _truths_store(fresh, traffic.config.seed)
     return fresh
 

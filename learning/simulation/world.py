@@ -310,6 +310,25 @@ class DayTraffic:
 
     def outputs(self, start: int = 0, stop: int | None = None) -> Iterator[SimulatedOutput]:
         """Rows ``start:stop`` as ``SimulatedOutput`` objects."""
+        for row in self._rows(start, stop):
+            passed = row.pop("passed")
+            yield SimulatedOutput(
+                **row, validators=tuple(_RESULTS[v][ok] for v, ok in enumerate(passed))
+            )
+
+    def submissions(
+        self, start: int = 0, stop: int | None = None
+    ) -> list[tuple[dict[str, Any], datetime, Truth]]:
+        """Rows ``start:stop`` as (what the gateway sends, arrival, truth): the same as each
+        ``SimulatedOutput.submission_dict()``, without making the objects."""
+        sent = []
+        for row in self._rows(start, stop):
+            at, truth, passed = row.pop("created_at"), row.pop("truth"), row.pop("passed")
+            row["validators"] = [_RESULT_DICTS[v][ok] for v, ok in enumerate(passed)]
+            sent.append((row, at, truth))
+        return sent
+
+    def _rows(self, start: int, stop: int | None) -> Iterator[dict[str, Any]]:
         config = self.config
         times = self.created_at[start:stop].astype(datetime)
         columns = zip(
@@ -327,29 +346,33 @@ class DayTraffic:
         )
         for i, at, t, m, truth, passed, clarity, coherence, topic, finding in columns:
             task_type, model, n = config.task_types[t], config.models[m], self.first_number + i
-            yield SimulatedOutput(
+            yield {
                 # Zero-padded, so that ids sort in arrival order: each new output then
                 # lands at the end of the unique (source, external_id) index rather than
                 # at a random page of it.
-                external_id=f"sim-{config.seed}-{n:010d}",
-                created_at=at.replace(tzinfo=UTC),
-                task_type=task_type.name,
-                model=model.name,
-                tier=model.tier,
-                input=f"Please {task_type.name.replace('_', ' ')} the {TOPICS[topic]} (#{n}).",
-                output=f"The {TOPICS[topic]} {FINDINGS[finding]}.",
-                validators=tuple(_RESULTS[v][ok] for v, ok in enumerate(passed)),
-                input_clarity=clarity,
-                coherence=coherence,
-                requires_fact_check=task_type.requires_fact_check,
-                truth=TRUTHS[truth],
-            )
+                "external_id": f"sim-{config.seed}-{n:010d}",
+                "created_at": at.replace(tzinfo=UTC),
+                "task_type": task_type.name,
+                "model": model.name,
+                "tier": model.tier,
+                "input": f"Please {task_type.name.replace('_', ' ')} the {TOPICS[topic]} (#{n}).",
+                "output": f"The {TOPICS[topic]} {FINDINGS[finding]}.",
+                "passed": passed,
+                "input_clarity": clarity,
+                "coherence": coherence,
+                "requires_fact_check": task_type.requires_fact_check,
+                "truth": TRUTHS[truth],
+            }
 
 
 # Each validator's two possible results, made once: a million outputs share them.
 _RESULTS = tuple(
     (ValidatorResult(p.name, False, p.failure_detail), ValidatorResult(p.name, True, ""))
     for p in VALIDATORS
+)
+_RESULT_DICTS = tuple(
+    tuple({"name": r.name, "passed": r.passed, "detail": r.detail} for r in pair)
+    for pair in _RESULTS
 )
 _PASS_RATES = np.array([[p.pass_rate[t] for p in VALIDATORS] for t in TRUTHS])
 _CLARITY_MEANS = np.array([CLARITY_MEAN[t] for t in TRUTHS])

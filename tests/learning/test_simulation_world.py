@@ -21,6 +21,7 @@ from learning.simulation.world import (
     TaskType,
     Truth,
     add_working_time,
+    day_traffic,
     fingerprint,
     review_time,
     simulate,
@@ -75,6 +76,16 @@ def test_submission_dict_has_no_truth_and_validates():
         assert "truth" not in sent
         assert set(sent) <= set(OutputSubmission.model_fields)
         assert OutputSubmission.model_validate(sent).external_id == output.external_id
+
+
+def test_submissions_are_the_outputs_as_sent_with_their_arrival_and_truth():
+    config = SimulationConfig(seed=4, days=2, outputs_per_day=80, start=START)
+    traffic = day_traffic(config, 1)
+    outputs = list(traffic.outputs(10, 70))
+    assert outputs == list(simulate(config))[90:150]
+    assert traffic.submissions(10, 70) == [
+        (o.submission_dict(), o.created_at, o.truth) for o in outputs
+    ]
 
 
 def test_truth_rates_scale_with_difficulty_and_drift_toward_bad():
