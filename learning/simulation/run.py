@@ -251,9 +251,10 @@ def simulation_run(
     )
 
 
-# Each hour's outputs are gated in an even number of equal chunks of at most this many,
-# each with draws seeded by its place in the day: the history is the same however many
-# processes share the chunks, and two processes finish an hour together.
+# Each hour's outputs are gated in an even number of equal chunks of at most this many (a
+# quiet hour, of at most half as many, in one), each with draws seeded by its place in the
+# day: the history is the same however many processes share the chunks, and two processes
+# finish a busy hour together.
 CHUNK_OUTPUTS = 400
 
 
@@ -265,7 +266,9 @@ def _hourly_chunks(traffic: DayTraffic) -> list[list[tuple[int, int]]]:
     bounds = np.searchsorted(hour_of_row.astype(int), np.arange(25)).tolist()
     chunks = []
     for first, end in itertools.pairwise(bounds):
-        count = max(1, 2 * math.ceil((end - first) / (2 * CHUNK_OUTPUTS)))
+        size = end - first
+        # A quiet hour is one chunk: splitting it would balance little and cost a batch.
+        count = 1 if size <= CHUNK_OUTPUTS // 2 else 2 * math.ceil(size / (2 * CHUNK_OUTPUTS))
         cuts = [first + (end - first) * i // count for i in range(count + 1)]
         chunks.append([(a, b) for a, b in itertools.pairwise(cuts) if a < b])
     return chunks
