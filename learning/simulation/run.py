@@ -318,11 +318,15 @@ def gate_chunk(
         rng=random.Random(f"{traffic.config.seed}-gate-{traffic.day}-{chunk[0]}"),
     )
     fresh = [(r.output.pk, truth) for r, (_, _, truth) in zip(results, batch, strict=True)]
-    _truths_store(fresh, traffic.config.seed)
+    # A run repeated without --reset replays what is stored: those truths are there already.
+    created = [pair for pair, r in zip(fresh, results, strict=True) if r.created]
+    _truths_store(created, traffic.config.seed)
     return fresh
 
 
 def _truths_store(fresh: list[tuple[int, Truth]], seed: int) -> None:
+    if not fresh:
+        return
     if connection.vendor != "postgresql":
         SimulatedTruth.objects.bulk_create(
             [SimulatedTruth(output_id=pk, truth=t, seed=seed) for pk, t in fresh]

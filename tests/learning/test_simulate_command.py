@@ -237,3 +237,12 @@ def test_each_busy_hours_outputs_are_split_into_an_even_number_of_equal_chunks()
                 assert len(sizes) % 2 == 0 and max(sizes) - min(sizes) <= 1, sizes
             else:
                 assert len(sizes) <= 1
+
+
+def test_running_again_without_reset_replays_the_stored_outputs():
+    simulate("--seed", "3", "--days", "1", "--outputs-per-day", "60", "--live-days", "0")
+    truths = dict(SimulatedTruth.objects.values_list("output_id", "truth"))
+
+    simulate("--seed", "3", "--days", "1", "--outputs-per-day", "60", "--live-days", "0")
+    assert Output.objects.count() == 60
+    assert dict(SimulatedTruth.objects.values_list("output_id", "truth")) == truths
