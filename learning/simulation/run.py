@@ -363,9 +363,13 @@ class _Gatekeepers:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.pool is not None:
-            self.pool.terminate() if exc[0] else self.pool.close()
-            self.pool.join()
+        if self.pool is None:
+            return
+        if exc[0] is None:
+            self.pool.close()  # every job is done: let the workers finish
+        else:
+            self.pool.terminate()  # the run failed: drop the chunks still queued
+        self.pool.join()
 
     def gate(self, traffic: DayTraffic, jobs: list[tuple[int, tuple[int, int]]]) -> Iterator[list]:
         """Gate (hour, chunk) jobs of one day, in hour order; their (output id, truth)s."""

@@ -32,10 +32,9 @@ def worker_gate(job: tuple[int, int, tuple[int, int]]) -> list[tuple[int, str]]:
         from django.contrib.auth import get_user_model
 
         _state["gateway"] = get_user_model().objects.get(pk=_state["gateway_pk"])
-        # Gating makes many short-lived objects, for which the collector's automatic passes
-        # over everything Django and the statistics libraries loaded cost more than the
-        # gating itself: those objects are set aside for good, and the rest is collected
-        # once after each chunk instead.
+        # Gating makes many short-lived objects, and the collector's automatic passes over
+        # them and everything Django loaded cost as much again as the validation: what is
+        # loaded is set aside for good, and the rest is collected once after each chunk.
         gc.freeze()
         gc.disable()
 
