@@ -14,6 +14,7 @@ import math
 import multiprocessing
 import random
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
@@ -354,22 +355,20 @@ class _Gatekeepers:
     def __enter__(self) -> _Gatekeepers:
         if self.shared:
             # Spawned, not forked: a fork would copy this process's open connection and
-            # threads (the progress bar's) into every worker.
-            self.pool = multiprocessing.get_context("spawn").Pool(
+            # threads (the progress bar's) into every worker. An executor rather than a
+            # Pool: a worker that dies fails the run instead of leaving it waiting forever.
+            self.pool = ProcessPoolExecutor(
                 self.processes,
+                mp_context=multiprocessing.get_context("spawn"),
                 initializer=workers.worker_start,
                 initargs=(dict(connection.settings_dict), self.config, self.gateway.pk),
             )
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.pool is None:
-            return
-        if exc[0] is None:
-            self.pool.close()  # every job is done: let the workers finish
-        else:
-            self.pool.terminate()  # the run failed: drop the chunks still queued
-        self.pool.join()
+        if self.pool is not None:
+            # After a failure, the chunks still queued are dropped.
+            self.pool.shutdown(wait=True, cancel_futures=exc[0] is not None)
 
     def gate(self, traffic: DayTraffic, jobs: list[tuple[int, tuple[int, int]]]) -> Iterator[list]:
         """Gate (hour, chunk) jobs of one day, in hour order; their (output id, truth)s."""
@@ -381,6 +380,6 @@ class _Gatekeepers:
                     hour = h
                 yield gate_chunk(traffic, chunk, self.gateway)
             return
-        jobs = [(traffic.day, h, chunk) for h, chunk in jobs]
-        for fresh in self.pool.imap_unordered(workers.worker_gate, jobs):
-            yield [(pk, Truth(t)) for pk, t in fresh]
+        futures = [self.pool.submit(workers.worker_gate, (traffic.day, h, c)) for h, c in jobs]
+        for done in as_completed(futures):
+            yield [(pk, Truth(t)) for pk, t in done.result()]

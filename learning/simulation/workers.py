@@ -3,8 +3,8 @@
 A spawned worker starts as a bare interpreter and unpickles these functions before
 anything else, so this module imports nothing of Django's until the worker has set
 Django up with its parent's database. Setting up happens on the first chunk rather than
-in the pool's initializer: an error there then reaches the parent as that chunk's error,
-where a failing initializer would make the pool restart its workers forever.
+in the executor's initializer, so that an error there reaches the parent as that chunk's
+own error rather than as a broken pool.
 """
 
 from __future__ import annotations
