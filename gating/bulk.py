@@ -75,7 +75,7 @@ class Table:
     @classmethod
     @cache
     def of(cls, model, *, exclude=("id",)) -> Table:
-        # Only called on PostgreSQL, where the column list and preps never change.
+        # A model's columns and preps never change while the process runs.
         fields = [f for f in model._meta.concrete_fields if f.attname not in exclude]
         quote = connection.ops.quote_name
         return cls(

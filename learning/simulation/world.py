@@ -305,9 +305,6 @@ class DayTraffic:
     topic: np.ndarray  # index into TOPICS
     finding: np.ndarray  # index into FINDINGS
 
-    def __len__(self) -> int:
-        return len(self.truth)
-
     def outputs(self, start: int = 0, stop: int | None = None) -> Iterator[SimulatedOutput]:
         """Rows ``start:stop`` as ``SimulatedOutput`` objects."""
         for row in self._rows(start, stop):
