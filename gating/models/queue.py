@@ -76,6 +76,13 @@ class ReviewItem(models.Model):
                 name="item_open_task_by_age",
                 condition=Q(state="open"),
             ),
+            # The oldest adjudications, which are few among many open items: without this,
+            # finding them means reading every open item.
+            models.Index(
+                fields=["queued_at", "id"],
+                name="item_open_adjudications",
+                condition=Q(state="open", kind="adjudication"),
+            ),
             models.Index(
                 fields=["claimed_by", "lease_expires_at"],
                 name="item_open_claims",

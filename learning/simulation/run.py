@@ -109,7 +109,13 @@ def _turns(hour: datetime, people: list, per_hour: int, rng) -> list[tuple]:
     ]
 
 
-def _work_hour(hour, people, queue, truths, per_hour, rng) -> int:
+def _truths_of(output_ids) -> dict[int, Truth]:
+    """The hidden truths of the outputs that the simulated reviewers are about to judge."""
+    rows = SimulatedTruth.objects.filter(output_id__in=output_ids).values_list("output_id", "truth")
+    return {pk: Truth(truth) for pk, truth in rows}
+
+
+def _work_hour(hour, people, queue, per_hour, rng) -> int:
     """Live: at each turn the reviewer claims and decides one item, until their capacity or
     the queue runs out."""
     decided = 0
@@ -123,7 +129,7 @@ def _work_hour(hour, people, queue, truths, per_hour, rng) -> int:
             if len(idle) == len(people):
                 break
             continue
-        truth = truths[item.output_id]
+        truth = _truths_of([item.output_id])[item.output_id]
         reviews.item_decide(
             item_id=item.pk,
             reviewer=user,
@@ -134,7 +140,7 @@ def _work_hour(hour, people, queue, truths, per_hour, rng) -> int:
     return decided
 
 
-def _record_hour(hour, people, queue, truths, per_hour, rng) -> int:
+def _record_hour(hour, people, queue, per_hour, rng) -> int:
     """History: the same turns, given the oldest open items in queue order (each to the
     first free turn at or after its arrival that its reviewer may take), recorded at once
     with ``reviews.decisions_record`` instead of a claim and a decision each."""
@@ -157,9 +163,9 @@ def _record_hour(hour, people, queue, truths, per_hour, rng) -> int:
         ],
         key=lambda item: (item.queued_at, item.pk),
     )
-    texts = dict(
-        Output.objects.filter(pk__in=[i.output_id for i in items]).values_list("pk", "output_text")
-    )
+    output_ids = [i.output_id for i in items]
+    texts = dict(Output.objects.filter(pk__in=output_ids).values_list("pk", "output_text"))
+    truths = _truths_of(output_ids)
     follow_ups = [i.output_id for i in items if i.kind in (Kind.SECOND, Kind.ADJUDICATION)]
     judged = set(
         Review.objects.filter(output_id__in=follow_ups).values_list("output_id", "reviewer_id")
@@ -216,7 +222,6 @@ def simulation_run(
         # Real traffic too: simulated reviewers must only judge what has a known truth.
         queue = queue.filter(output__source=gateway)
     rng = random.Random(f"{config.seed}-reviews")
-    truths: dict[int, Truth] = {}
     outputs = decided = 0
     shared = processes > 1 and connection.vendor == "postgresql"
     shared = shared and not connection.in_atomic_block
@@ -233,17 +238,17 @@ def simulation_run(
             with replay_transaction(enabled=not gatekeepers.shared):
                 for stretch in _stretches(midnight, acts_at_hour_end=on_hour_end is not None):
                     jobs = [(h, chunk) for h in stretch for chunk in chunks[h]]
-                    for fresh in gatekeepers.gate(traffic, jobs):
-                        truths.update(fresh)
-                        outputs += len(fresh)
-                        on_progress(len(fresh))
+                    for gated in gatekeepers.gate(traffic, jobs):
+                        outputs += gated
+                        on_progress(gated)
                     hour = midnight + timedelta(hours=stretch[-1])
                     if _is_working_hour(hour):
                         work = _work_hour if day >= config.days - live_days else _record_hour
                         with replay_transaction(enabled=gatekeepers.shared):
-                            decided += work(hour, people, queue, truths, reviews_per_hour, rng)
+                            decided += work(hour, people, queue, reviews_per_hour, rng)
                     if on_hour_end is not None:
                         on_hour_end(hour + timedelta(hours=1))
+            _queue_statistics_refresh()
 
     return SimulationReport(
         outputs=outputs,
@@ -287,6 +292,21 @@ def _stretches(midnight: datetime, *, acts_at_hour_end: bool) -> list[list[int]]
     return [s for s in stretches if s]
 
 
+def _queue_statistics_refresh() -> None:
+    """Have PostgreSQL count the queue again after each simulated day.
+
+    A replay adds a day's traffic in seconds, faster than autovacuum (when it runs at all)
+    re-analyzes: on statistics from when the queue was nearly empty, the planner reads
+    every open item to find the oldest few, and each simulated hour's reviews slow down
+    as the backlog grows.
+    """
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        for model in (ReviewItem, Review):
+            cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
+
+
 @contextmanager
 def replay_transaction(*, enabled: bool):
     if not enabled:
@@ -301,10 +321,9 @@ def replay_transaction(*, enabled: bool):
         yield
 
 
-def gate_chunk(
-    traffic: DayTraffic, chunk: tuple[int, int], gateway: AbstractUser
-) -> list[tuple[int, Truth]]:
-    """Gate one chunk of the day through the batch ingest and store its truths apart.
+def gate_chunk(traffic: DayTraffic, chunk: tuple[int, int], gateway: AbstractUser) -> int:
+    """Gate one chunk of the day through the batch ingest and store its truths apart;
+    returns how many outputs it gated.
 
     The caller clears the gate's caches at each new simulated hour: they expire by
     wall-clock time, and a replay must score every output with the counters of its own
@@ -318,11 +337,12 @@ def gate_chunk(
         # The gate's own draws (audits, second reviews), seeded per chunk.
         rng=random.Random(f"{traffic.config.seed}-gate-{traffic.day}-{chunk[0]}"),
     )
-    fresh = [(r.output.pk, truth) for r, (_, _, truth) in zip(results, batch, strict=True)]
     # A run repeated without --reset replays what is stored: those truths are there already.
-    created = [pair for pair, r in zip(fresh, results, strict=True) if r.created]
+    created = [
+        (r.output.pk, truth) for r, (_, _, truth) in zip(results, batch, strict=True) if r.created
+    ]
     _truths_store(created, traffic.config.seed)
-    return fresh
+    return len(batch)
 
 
 def _truths_store(fresh: list[tuple[int, Truth]], seed: int) -> None:
@@ -370,8 +390,8 @@ class _Gatekeepers:
             # After a failure, the chunks still queued are dropped.
             self.pool.shutdown(wait=True, cancel_futures=exc[0] is not None)
 
-    def gate(self, traffic: DayTraffic, jobs: list[tuple[int, tuple[int, int]]]) -> Iterator[list]:
-        """Gate (hour, chunk) jobs of one day, in hour order; their (output id, truth)s."""
+    def gate(self, traffic: DayTraffic, jobs: list[tuple[int, tuple[int, int]]]) -> Iterator[int]:
+        """Gate (hour, chunk) jobs of one day, in hour order; how many outputs each gated."""
         if not self.shared:
             hour = None
             for h, chunk in jobs:
@@ -382,4 +402,4 @@ class _Gatekeepers:
             return
         futures = [self.pool.submit(workers.worker_gate, (traffic.day, h, c)) for h, c in jobs]
         for done in as_completed(futures):
-            yield [(pk, Truth(t)) for pk, t in done.result()]
+            yield done.result()
