@@ -22,19 +22,22 @@ from django.db.models import (
     Model,
     TextField,
 )
+from psycopg.types.json import Jsonb
 
 
-def json_text(value) -> str | None:
-    """A JSON column's value as the text PostgreSQL parses into jsonb."""
-    # None is SQL NULL, as Django stores it for a nullable JSONField. orjson is ten times
-    # faster than json here, and PostgreSQL parses either text into the same jsonb; json
-    # takes what orjson refuses (integers beyond 64 bits).
-    if value is None:
-        return None
+def _json_bytes(value) -> bytes:
+    # orjson is ten times faster than json here, and PostgreSQL parses either's text into
+    # the same jsonb; json takes what orjson refuses (integers beyond 64 bits).
     try:
-        return orjson.dumps(value).decode()
+        return orjson.dumps(value)
     except orjson.JSONEncodeError:
-        return json.dumps(value)
+        return json.dumps(value).encode()
+
+
+def jsonb(value) -> Jsonb | None:
+    """A JSON column's value as psycopg sends it, in a statement or a binary COPY."""
+    # None is SQL NULL, as Django stores it for a nullable JSONField.
+    return None if value is None else Jsonb(value, _json_bytes)
 
 
 # Fields whose Python values psycopg adapts as they are: on PostgreSQL their
@@ -51,10 +54,8 @@ _PASS_THROUGH_FIELDS = (
 
 
 def _prep_for(field):
-    # JSON goes in as text, which PostgreSQL parses into jsonb: psycopg's own JSON
-    # adapter costs more per value than the rest of the row together.
     if isinstance(field, JSONField):
-        return json_text
+        return jsonb
     target = field.target_field if isinstance(field, ForeignKey) else field
     if isinstance(target, _PASS_THROUGH_FIELDS) and not isinstance(target, JSONField):
         return None
@@ -71,6 +72,8 @@ class Table:
     quoted: str
     columns: str
     placeholders: str
+    # PostgreSQL's names for the types of (id, *columns), for a binary COPY.
+    copy_types: tuple[str, ...]
 
     @classmethod
     @cache
@@ -78,6 +81,8 @@ class Table:
         # A model's columns and preps never change while the process runs.
         fields = [f for f in model._meta.concrete_fields if f.attname not in exclude]
         quote = connection.ops.quote_name
+        # "varchar(200)" is a varchar to COPY: the length is checked by the server.
+        db_types = [f.db_type(connection).split("(")[0] for f in [model._meta.pk, *fields]]
         return cls(
             name=model._meta.db_table,
             attnames=tuple(f.attname for f in fields),
@@ -85,6 +90,7 @@ class Table:
             quoted=quote(model._meta.db_table),
             columns=", ".join(quote(f.column) for f in fields),
             placeholders=", ".join(["%s"] * len(fields)),
+            copy_types=tuple(db_types),
         )
 
     def row(self, obj) -> list:
@@ -96,7 +102,12 @@ class Table:
 
 
 def copy_rows(cursor, table: Table, objs: list) -> None:
-    """Insert ``objs`` with COPY, giving each its id from the table's sequence first."""
+    """Insert ``objs`` with COPY, giving each its id from the table's sequence first.
+
+    In PostgreSQL's binary format: the server parses no numbers, timestamps or JSON
+    text, which halves its share of the work, and psycopg's per-column dumpers are fixed
+    by the column types rather than looked up for every value.
+    """
     if not objs:
         return
     cursor.execute(
@@ -105,7 +116,9 @@ def copy_rows(cursor, table: Table, objs: list) -> None:
     )
     for obj, (pk,) in zip(objs, cursor.fetchall(), strict=True):
         obj.pk = pk
-    with cursor.cursor.copy(f"COPY {table.quoted} (id, {table.columns}) FROM STDIN") as copy:
+    statement = f"COPY {table.quoted} (id, {table.columns}) FROM STDIN (FORMAT BINARY)"
+    with cursor.cursor.copy(statement) as copy:
+        copy.set_types(table.copy_types)
         for obj in objs:
             copy.write_row([obj.pk, *table.row(obj)])
 

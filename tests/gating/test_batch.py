@@ -78,11 +78,12 @@ def test_limits_on_batch_size(gateway_api):
     assert Output.objects.count() == 0
 
 
-def test_json_fields_keep_every_value_through_the_bulk_insert(gateway_api):
+def test_text_and_json_keep_every_value_through_the_bulk_insert(gateway_api):
     metadata = {"big": 2**70, "unicode": "café ✓", "nested": [1.5, None, True, {"k": "v"}]}
     bodies = SubmissionFactory.create_batch(3)
     bodies[0]["metadata"] = metadata
     bodies[1]["evidence"] = {"source": "doc-1", "quote": 'He said "hi"'}
+    bodies[2]["output"] = 'tab\there,\r\nnew line, \\N and \\ backslashes, "quotes", ✓'
     response = gateway_api.post(URL, {"outputs": bodies}, format="json")
 
     assert response.status_code == 201, response.json()
@@ -90,3 +91,4 @@ def test_json_fields_keep_every_value_through_the_bulk_insert(gateway_api):
     assert stored[bodies[0]["external_id"]].metadata == metadata
     assert stored[bodies[1]["external_id"]].evidence == bodies[1]["evidence"]
     assert stored[bodies[2]["external_id"]].evidence is None
+    assert stored[bodies[2]["external_id"]].output_text == bodies[2]["output"]
