@@ -22,6 +22,8 @@ from django.db.models import (
     Model,
     TextField,
 )
+from django.db.models.base import ModelState
+from django.db.models.signals import post_init, pre_init
 from psycopg.types.json import Jsonb
 
 
@@ -60,6 +62,38 @@ def _prep_for(field):
     if isinstance(target, _PASS_THROUGH_FIELDS) and not isinstance(target, JSONField):
         return None
     return partial(field.get_db_prep_save, connection=connection)
+
+
+@cache
+def _defaults(model: type[Model]) -> tuple[dict, tuple]:
+    """A model's fixed defaults by attname, and the fields whose default is made anew for
+    each instance (a callable, such as ``dict``)."""
+    fields = model._meta.concrete_fields
+    fixed = {f.attname: f.get_default() for f in fields if not callable(f.default)}
+    return fixed, tuple(f for f in fields if callable(f.default))
+
+
+def unsaved(model: type[Model], values: dict) -> Model:
+    """``model(**values)`` for values given by attname, at a fifth of the cost.
+
+    Built as Django builds an unpickled instance, without ``Model.__init__``, whose
+    per-field descriptor calls and signals cost more than scoring an output: the gate
+    builds one for every output. Fields not in ``values`` take their defaults, as in the
+    constructor. A model with pre_init or post_init receivers goes through the
+    constructor, which those receivers rely on.
+    """
+    if pre_init.has_listeners(model) or post_init.has_listeners(model):
+        return model(**values)
+    fixed, made_anew = _defaults(model)
+    obj = model.__new__(model)
+    state = obj.__dict__
+    state.update(fixed)
+    for field in made_anew:
+        if field.attname not in values:
+            state[field.attname] = field.get_default()
+    state.update(values)
+    obj._state = ModelState()
+    return obj
 
 
 @dataclass(frozen=True)
@@ -104,9 +138,9 @@ class Table:
 def copy_rows(cursor, table: Table, objs: list) -> None:
     """Insert ``objs`` with COPY, giving each its id from the table's sequence first.
 
-    In PostgreSQL's binary format: the server parses no numbers, timestamps or JSON
-    text, which halves its share of the work, and psycopg's per-column dumpers are fixed
-    by the column types rather than looked up for every value.
+    In PostgreSQL's binary format: the server parses no numbers or timestamps from text,
+    and psycopg's per-column dumpers are fixed by the column types rather than looked up
+    for every value.
     """
     if not objs:
         return

@@ -63,19 +63,23 @@ def review_items_for(
             if not draw() < probability:
                 continue
             kind = Kind.AUDIT
-        items.append(
-            ReviewItem(
-                output=output,
-                kind=kind,
-                is_audit=kind == Kind.AUDIT,
-                inclusion_probability=probability,
-                needs_second_review=draw() < task_type.double_review_rate,
-                task_type_id=output.task_type_id,
-                model=output.model,
-                score=output.score,
-                queued_at=output.created_at,
-            )
+        item = bulk.unsaved(
+            ReviewItem,
+            {
+                # The output's id once it has one: the inserts set it.
+                "output_id": output.pk,
+                "kind": kind,
+                "is_audit": kind == Kind.AUDIT,
+                "inclusion_probability": probability,
+                "needs_second_review": draw() < task_type.double_review_rate,
+                "task_type_id": output.task_type_id,
+                "model": output.model,
+                "score": output.score,
+                "queued_at": output.created_at,
+            },
         )
+        ReviewItem.output.field.set_cached_value(item, output)
+        items.append(item)
     return items
 
 

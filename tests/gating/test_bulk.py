@@ -1,0 +1,85 @@
+"""The hand-written bulk paths behave as the ORM's own."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from gating import bulk
+from gating.models import Output, ReviewItem
+from tests.factories import TaskTypeFactory, UserFactory
+
+
+def _fields(obj) -> dict:
+    return {k: v for k, v in vars(obj).items() if k != "_state"}
+
+
+def test_unsaved_holds_what_the_constructor_would():
+    values = {
+        "source_id": 7,
+        "external_id": "x-1",
+        "task_type_id": 3,
+        "model": "m",
+        "input_text": "in",
+        "output_text": "out",
+        "input_clarity": 0.5,
+        "coherence": 0.25,
+        "score": 6.5,
+        "base_score": 6.0,
+        "decision": "warning",
+        "created_at": datetime(2026, 3, 2, 9, tzinfo=UTC),
+    }
+    fast, constructed = bulk.unsaved(Output, values), Output(**values)
+
+    assert _fields(fast) == _fields(constructed)
+    # Unset fields took their defaults, the pk among them.
+    assert fast.pk is None and fast.metadata == {} and fast.validator_results == []
+    assert (fast._state.adding, fast._state.db) == (True, None)
+
+
+def test_unsaved_makes_callable_defaults_anew_for_each_instance():
+    first, second = bulk.unsaved(Output, {}), bulk.unsaved(Output, {})
+    first.metadata["k"] = 1
+
+    assert second.metadata == {}
+    assert Output().metadata == {}
+
+
+@pytest.mark.django_db
+def test_an_unsaved_instance_saves_and_reloads_like_a_constructed_one():
+    output = bulk.unsaved(
+        Output,
+        {
+            "source_id": UserFactory().pk,
+            "external_id": "x-2",
+            "task_type_id": TaskTypeFactory().pk,
+            "model": "m",
+            "input_text": "in",
+            "output_text": "out",
+            "input_clarity": 0.5,
+            "coherence": 0.25,
+            "score": 6.5,
+            "base_score": 6.0,
+            "decision": "warning",
+            "review_threshold": 4.0,
+            "approve_threshold": 7.0,
+            "impacts": [{"factor": "coherence", "points": 0.375, "detail": "0.25 × 1.5"}],
+            "created_at": datetime(2026, 3, 2, 9, tzinfo=UTC),
+        },
+    )
+    output.save()
+    item = bulk.unsaved(
+        ReviewItem,
+        {
+            "output_id": output.pk,
+            "kind": "review",
+            "task_type_id": output.task_type_id,
+            "model": "m",
+            "score": 6.5,
+            "queued_at": output.created_at,
+        },
+    )
+    item.save()
+
+    stored = Output.objects.get(pk=output.pk)
+    assert _fields(stored) == _fields(output)
+    assert ReviewItem.objects.get(pk=item.pk).state == ReviewItem.State.OPEN
