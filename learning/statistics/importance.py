@@ -19,7 +19,6 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
 
 MAX_EXACT = 12
 # L2 strength of the logistic model: keeps rare patterns (a validator that almost never
@@ -89,6 +88,11 @@ def _log_loss(y: np.ndarray, p: np.ndarray, w: np.ndarray) -> float:
 
 def loss_reduction(counts: PatternCounts) -> Callable[[frozenset], float]:
     """The game: v(S) = log loss of the base rate - log loss of a logistic model on S."""
+    # Imported here: scikit-learn takes two seconds to import, which every process that
+    # loads the URLs (web workers, management commands) would pay, and only the validator
+    # cycle fits models.
+    from sklearn.linear_model import LogisticRegression
+
     x, y, w = _design(counts)
     base_rate = float(np.average(y, weights=w))
     base = _log_loss(y, np.full(len(y), base_rate), w)
