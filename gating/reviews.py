@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -468,17 +468,26 @@ def _count_human_reviews(finals: list[tuple[Output, bool]]) -> None:
     # In a fixed order, so that two batches deciding at once cannot deadlock on these rows.
     for task_type_id, n in sorted(per_task_type.items()):
         TaskType.objects.filter(pk=task_type_id).update(reviewed_count=F("reviewed_count") + n)
-    for (task_type_id, model), (n, approved) in sorted(per_pair.items()):
-        increments = {
-            "reviewed_count": F("reviewed_count") + n,
-            "approved_unchanged_count": F("approved_unchanged_count") + approved,
-        }
-        pair = TaskModelStats.objects.filter(task_type_id=task_type_id, model=model)
-        if not pair.update(**increments):
-            TaskModelStats.objects.bulk_create(
-                [TaskModelStats(task_type_id=task_type_id, model=model)], ignore_conflicts=True
-            )
-            pair.update(**increments)
+    if per_pair:
+        _pair_counts_add([(*pair, *counts) for pair, counts in sorted(per_pair.items())])
+
+
+def _pair_counts_add(rows: list[tuple[int, str, int, int]]) -> None:
+    """Add (task type id, model, reviewed, approved unchanged) to each pair's counters,
+    creating the pairs seen for the first time: one upsert rather than a query or two per
+    pair. Its rows are inserted, and so locked, in the order given."""
+    quote = connection.ops.quote_name
+    table = quote(TaskModelStats._meta.db_table)
+    columns = ["task_type_id", "model", "reviewed_count", "approved_unchanged_count"]
+    counters = [quote(c) for c in columns[2:]]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} ({', '.join(quote(c) for c in columns)}) "
+            f"VALUES {', '.join(['(%s, %s, %s, %s)'] * len(rows))} "
+            f"ON CONFLICT ({quote('task_type_id')}, {quote('model')}) DO UPDATE SET "
+            + ", ".join(f"{c} = {table}.{c} + EXCLUDED.{c}" for c in counters),
+            [value for row in rows for value in row],
+        )
 
 
 # --------------------------------------------------------------------------- backlog relief

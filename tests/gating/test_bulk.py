@@ -5,8 +5,9 @@ from datetime import UTC, datetime
 import pytest
 
 from gating import bulk
-from gating.models import Output, ReviewItem
-from tests.factories import TaskTypeFactory, UserFactory
+from gating.models import Output, ReviewItem, TaskModelStats
+from gating.reviews import _pair_counts_add
+from tests.factories import TaskModelStatsFactory, TaskTypeFactory, UserFactory
 
 
 def _fields(obj) -> dict:
@@ -83,3 +84,21 @@ def test_an_unsaved_instance_saves_and_reloads_like_a_constructed_one():
     stored = Output.objects.get(pk=output.pk)
     assert _fields(stored) == _fields(output)
     assert ReviewItem.objects.get(pk=item.pk).state == ReviewItem.State.OPEN
+
+
+@pytest.mark.django_db
+def test_pair_counters_add_to_existing_pairs_and_create_new_ones_in_one_statement(
+    django_assert_num_queries,
+):
+    task_type = TaskTypeFactory()
+    TaskModelStatsFactory(
+        task_type=task_type, model="old", reviewed_count=40, approved_unchanged_count=30
+    )
+
+    with django_assert_num_queries(1):
+        _pair_counts_add([(task_type.pk, "new", 2, 1), (task_type.pk, "old", 3, 0)])
+
+    counts = TaskModelStats.objects.filter(task_type=task_type).values_list(
+        "model", "reviewed_count", "approved_unchanged_count"
+    )
+    assert sorted(counts) == [("new", 2, 1), ("old", 43, 30)]
