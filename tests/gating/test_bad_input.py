@@ -138,3 +138,20 @@ def test_no_value_in_any_field_yields_a_500(gateway_api, field, value):
     body[field] = value
     response = gateway_api.post(URL, body, format="json")
     assert response.status_code in (200, 201, 400, 409), response.content
+
+
+def test_nul_in_text_is_refused_in_words_and_lengths_still_count(gateway_api):
+    body = with_change(
+        output="a\x00b",
+        validators=[{"name": "facts", "passed": False, "detail": "x\x00"}],
+        tier="t" * 51,
+    )
+    response = gateway_api.post(URL, body, format="json")
+
+    assert response.status_code == 400
+    errors = response.json()
+    refused = ["must not contain NUL (\\u0000) characters"]
+    assert errors["output"] == refused
+    assert errors["validators.0.detail"] == refused
+    assert errors["tier"] == ["String should have at most 50 characters"]
+    assert Output.objects.count() == 0
