@@ -3,6 +3,7 @@
 from datetime import UTC, datetime
 
 import pytest
+from django.db.models.signals import post_init
 
 from gating import bulk
 from gating.models import Output, ReviewItem, TaskModelStats
@@ -43,6 +44,22 @@ def test_unsaved_makes_callable_defaults_anew_for_each_instance():
 
     assert second.metadata == {}
     assert Output().metadata == {}
+
+
+def test_unsaved_goes_through_the_constructor_while_init_receivers_are_connected():
+    seen = []
+
+    def receiver(sender, instance, **kwargs):
+        seen.append(instance)
+
+    post_init.connect(receiver, sender=Output)
+    try:
+        output = bulk.unsaved(Output, {"model": "m"})
+    finally:
+        post_init.disconnect(receiver, sender=Output)
+
+    assert seen == [output]
+    assert bulk.unsaved(Output, {"model": "m"}) not in seen
 
 
 @pytest.mark.django_db
