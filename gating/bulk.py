@@ -12,7 +12,7 @@ from functools import cache, partial
 from operator import itemgetter
 
 import orjson
-from django.db import connection
+from django.db import DataError, connection
 from django.db.models import (
     BooleanField,
     CharField,
@@ -52,27 +52,47 @@ _PASS_THROUGH_FIELDS = (
     CharField,
     DateTimeField,
     FloatField,
-    IntegerField,
     TextField,
 )
+
+
+def _range_checked(field: IntegerField) -> Callable:
+    """A check that ``field``'s value fits its column. A binary COPY sends integers as
+    fixed-width bytes, and psycopg wraps one that does not fit (2**31 arrives as -2**31)
+    where PostgreSQL would refuse it in text."""
+    low, high = connection.ops.integer_field_range(field.get_internal_type())
+    column = f"{field.model._meta.db_table}.{field.column}"
+
+    def check(value):
+        if value is not None and not low <= value <= high:
+            raise DataError(f"{value} is out of range for {column} ({low} to {high}).")
+        return value
+
+    return check
 
 
 def _prep_for(field):
     if isinstance(field, JSONField):
         return jsonb
-    target = field.target_field if isinstance(field, ForeignKey) else field
-    if isinstance(target, _PASS_THROUGH_FIELDS) and not isinstance(target, JSONField):
+    if isinstance(field, ForeignKey):
+        if isinstance(field.target_field, IntegerField):
+            # Another row's id, read from the database: it fits.
+            return None
+    elif isinstance(field, IntegerField):
+        return _range_checked(field)
+    elif isinstance(field, _PASS_THROUGH_FIELDS):
         return None
     return partial(field.get_db_prep_save, connection=connection)
 
 
 @cache
-def _defaults(model: type[Model]) -> tuple[dict, tuple]:
-    """A model's fixed defaults by attname, and the fields whose default is made anew for
-    each instance (a callable, such as ``dict``)."""
+def _defaults(model: type[Model]) -> tuple[dict, tuple, frozenset]:
+    """A model's fixed defaults by attname, the fields whose default is made anew for each
+    instance (a callable, such as ``dict``), and every attname."""
     fields = model._meta.concrete_fields
-    fixed = {f.attname: f.get_default() for f in fields if not callable(f.default)}
-    return fixed, tuple(f for f in fields if callable(f.default))
+    made_anew = tuple(f for f in fields if f.has_default() and callable(f.default))
+    fixed = {f.attname: f.get_default() for f in fields if f not in made_anew}
+    return fixed, made_anew, frozenset(f.attname for f in fields)
 
 
 def unsaved(model: type[Model], values: dict) -> Model:
@@ -88,7 +108,11 @@ def unsaved(model: type[Model], values: dict) -> Model:
     # and this project connects none.
     if pre_init.receivers or post_init.receivers:
         return model(**values)
-    fixed, made_anew = _defaults(model)
+    fixed, made_anew, attnames = _defaults(model)
+    if not values.keys() <= attnames:
+        # As the constructor would: a misspelt name must not leave its column's default.
+        unknown = ", ".join(sorted(values.keys() - attnames))
+        raise TypeError(f"{model.__name__} has no field named {unknown}")
     obj = model.__new__(model)
     state = obj.__dict__
     state.update(fixed)

@@ -3,6 +3,7 @@
 from datetime import UTC, datetime
 
 import pytest
+from django.db import DataError, connection, transaction
 from django.db.models.signals import post_init
 
 from gating import bulk
@@ -59,7 +60,23 @@ def test_unsaved_goes_through_the_constructor_while_init_receivers_are_connected
         post_init.disconnect(receiver, sender=Output)
 
     assert seen == [output]
-    assert bulk.unsaved(Output, {"model": "m"}) not in seen
+
+
+def test_unsaved_skips_the_constructor_while_no_init_receiver_is_connected(monkeypatch):
+    def constructor(self, *args, **kwargs):
+        raise AssertionError("Model.__init__ was called")
+
+    monkeypatch.setattr(Output, "__init__", constructor)
+
+    assert bulk.unsaved(Output, {"model": "m"}).model == "m"
+
+
+def test_unsaved_refuses_a_name_that_is_not_a_field_as_the_constructor_does():
+    with pytest.raises(TypeError, match="no field named modle"):
+        bulk.unsaved(Output, {"modle": "m"})
+    # A field's name rather than its column's attname, too.
+    with pytest.raises(TypeError, match="no field named task_type"):
+        bulk.unsaved(Output, {"task_type": None})
 
 
 @pytest.mark.django_db
@@ -101,6 +118,29 @@ def test_an_unsaved_instance_saves_and_reloads_like_a_constructed_one():
     stored = Output.objects.get(pk=output.pk)
     assert _fields(stored) == _fields(output)
     assert ReviewItem.objects.get(pk=item.pk).state == ReviewItem.State.OPEN
+
+
+@pytest.mark.django_db
+def test_copy_refuses_an_integer_its_column_cannot_hold_instead_of_wrapping_it(
+    requires_postgres,
+):
+    task_type = TaskTypeFactory()
+    table = bulk.Table.of(TaskModelStats)
+    largest = 2**31 - 1
+
+    with connection.cursor() as cursor:
+        with (
+            pytest.raises(DataError, match="out of range for gating_taskmodelstats"),
+            transaction.atomic(),
+        ):
+            bulk.copy_rows(
+                cursor, table, [TaskModelStats(task_type=task_type, reviewed_count=largest + 1)]
+            )
+        bulk.copy_rows(
+            cursor, table, [TaskModelStats(task_type=task_type, model="m", reviewed_count=largest)]
+        )
+
+    assert list(TaskModelStats.objects.values_list("model", "reviewed_count")) == [("m", largest)]
 
 
 @pytest.mark.django_db

@@ -1,0 +1,22 @@
+"""Migrations that must not lock the gate's tables while they run."""
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from gating.models import ReviewItem
+
+
+# Outside a transaction, as migrate runs it: CONCURRENTLY refuses to run inside one.
+@pytest.mark.django_db(transaction=True)
+def test_the_open_adjudications_index_is_built_and_dropped_concurrently(requires_postgres, capsys):
+    call_command("sqlmigrate", "gating", "0009")
+    forwards = capsys.readouterr().out
+    call_command("sqlmigrate", "gating", "0009", backwards=True)
+    backwards = capsys.readouterr().out
+
+    assert 'CREATE INDEX CONCURRENTLY "item_open_adjudications"' in forwards
+    assert 'DROP INDEX CONCURRENTLY IF EXISTS "item_open_adjudications"' in backwards
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, ReviewItem._meta.db_table)
+    assert constraints["item_open_adjudications"]["columns"] == ["queued_at", "id"]
