@@ -14,6 +14,7 @@ from operator import itemgetter
 import orjson
 from django.db import DataError, connection
 from django.db.models import (
+    AutoField,
     BooleanField,
     CharField,
     DateTimeField,
@@ -133,7 +134,11 @@ class Table:
     quoted: str
     columns: str
     placeholders: str
-    # PostgreSQL's names for the types of (id, *columns), for a binary COPY.
+    # The primary key's column, written apart from the others, and whether its values
+    # come from the table's sequence rather than from the instances.
+    pk_column: str
+    pk_from_sequence: bool
+    # PostgreSQL's names for the types of (pk, *columns), for a binary COPY.
     copy_types: tuple[str, ...]
     # The row's values straight out of an instance's __dict__, in column order.
     values_of: Callable[[dict], tuple]
@@ -142,19 +147,25 @@ class Table:
 
     @classmethod
     @cache
-    def of(cls, model, *, exclude=("id",)) -> Table:
+    def of(cls, model, *, exclude=()) -> Table:
+        """The columns other than the primary key and those named in ``exclude``."""
         # A model's columns and preps never change while the process runs.
-        fields = [f for f in model._meta.concrete_fields if f.attname not in exclude]
+        pk = model._meta.pk
+        fields = [
+            f for f in model._meta.concrete_fields if f is not pk and f.attname not in exclude
+        ]
         attnames = tuple(f.attname for f in fields)
         quote = connection.ops.quote_name
         # "varchar(200)" is a varchar to COPY: the length is checked by the server.
-        db_types = [f.db_type(connection).split("(")[0] for f in [model._meta.pk, *fields]]
+        db_types = [f.db_type(connection).split("(")[0] for f in [pk, *fields]]
         return cls(
             name=model._meta.db_table,
             attnames=attnames,
             quoted=quote(model._meta.db_table),
             columns=", ".join(quote(f.column) for f in fields),
             placeholders=", ".join(["%s"] * len(fields)),
+            pk_column=pk.column,
+            pk_from_sequence=isinstance(pk, AutoField),
             copy_types=tuple(db_types),
             # (itemgetter of one name returns the value, not a tuple.)
             values_of=itemgetter(*attnames) if len(attnames) > 1 else lambda d: (d[attnames[0]],),
@@ -172,7 +183,8 @@ class Table:
 
 
 def copy_rows(cursor, table: Table, objs: list) -> None:
-    """Insert ``objs`` with COPY, giving each its id from the table's sequence first.
+    """Insert ``objs`` with COPY, giving each its id from the table's sequence first
+    where the table has one (otherwise the instances carry their keys).
 
     In PostgreSQL's binary format: the server parses no numbers or timestamps from text,
     and psycopg's per-column dumpers are fixed by the column types rather than looked up
@@ -180,13 +192,15 @@ def copy_rows(cursor, table: Table, objs: list) -> None:
     """
     if not objs:
         return
-    cursor.execute(
-        "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-        [table.name, len(objs)],
-    )
-    for obj, (pk,) in zip(objs, cursor.fetchall(), strict=True):
-        obj.pk = pk
-    statement = f"COPY {table.quoted} (id, {table.columns}) FROM STDIN (FORMAT BINARY)"
+    if table.pk_from_sequence:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+            [table.name, table.pk_column, len(objs)],
+        )
+        for obj, (pk,) in zip(objs, cursor.fetchall(), strict=True):
+            obj.pk = pk
+    pk = connection.ops.quote_name(table.pk_column)
+    statement = f"COPY {table.quoted} ({pk}, {table.columns}) FROM STDIN (FORMAT BINARY)"
     with cursor.cursor.copy(statement) as copy:
         copy.set_types(table.copy_types)
         for obj in objs:

@@ -399,7 +399,7 @@ def _insert_one(cursor, output: Output, item: ReviewItem | None) -> None:
         return
     # A held output and its queue item in one statement: atomic without a transaction's
     # extra round trips.
-    items = bulk.Table.of(ReviewItem, exclude=("id", "output_id"))
+    items = bulk.Table.of(ReviewItem, exclude=("output_id",))
     cursor.execute(
         f"WITH new_output AS ({insert}) "
         f"INSERT INTO {items.quoted} (output_id, {items.columns}) "

@@ -24,7 +24,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
 from django.db import connection, transaction
 
-from gating import reviews, services
+from gating import bulk, reviews, services
 from gating.models import Output, Review, ReviewItem, TaskType
 from gating.roles import Role
 from gating.submissions import OutputSubmission
@@ -349,21 +349,15 @@ def gate_chunk(traffic: DayTraffic, chunk: tuple[int, int], gateway: AbstractUse
 
 
 def _truths_store(fresh: list[tuple[int, Truth]], seed: int) -> None:
-    if not fresh:
-        return
+    truths = [
+        bulk.unsaved(SimulatedTruth, {"output_id": pk, "truth": truth.value, "seed": seed})
+        for pk, truth in fresh
+    ]
     if connection.vendor != "postgresql":
-        SimulatedTruth.objects.bulk_create(
-            [SimulatedTruth(output_id=pk, truth=t, seed=seed) for pk, t in fresh]
-        )
+        SimulatedTruth.objects.bulk_create(truths)
         return
-    table = connection.ops.quote_name(SimulatedTruth._meta.db_table)
-    with (
-        connection.cursor() as cursor,
-        connection.wrap_database_errors,
-        cursor.cursor.copy(f"COPY {table} (output_id, truth, seed) FROM STDIN") as copy,
-    ):
-        for pk, truth in fresh:
-            copy.write_row((pk, truth.value, seed))
+    with connection.cursor() as cursor, connection.wrap_database_errors:
+        bulk.copy_rows(cursor, bulk.Table.of(SimulatedTruth), truths)
 
 
 class _Gatekeepers:

@@ -226,6 +226,9 @@ class SimulationConfig:
     drift: Drift | None = None
 
     def __post_init__(self) -> None:
+        # numpy's generators take no negative seed, and the truths keep it in a bigint.
+        if not 0 <= self.seed < 2**63:
+            raise ValueError("seed must be between 0 and 2**63 - 1")
         if self.days < 1 or self.outputs_per_day < 0:
             raise ValueError("days must be at least 1 and outputs_per_day at least 0")
         if not self.task_types or not self.models:

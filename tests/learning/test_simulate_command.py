@@ -101,10 +101,12 @@ def test_drift_lowers_the_drifted_models_scores_from_its_day_only():
         ("--days", "0"),
         ("--live-days", "-1"),
         ("--reviews-per-hour", "-2"),
+        ("--seed", "-1"),
+        ("--seed", str(2**63)),
     ],
 )
 def test_bad_options_are_clear_errors(args):
-    with pytest.raises(CommandError):
+    with pytest.raises(CommandError, match=args[0].removeprefix("--").split("-")[0]):
         simulate(*args)
     assert not Output.objects.exists()
 
