@@ -16,11 +16,10 @@ def _fields(obj) -> dict:
     return {k: v for k, v in vars(obj).items() if k != "_state"}
 
 
-def test_unsaved_holds_what_the_constructor_would():
-    values = {
-        "source_id": 7,
+def _output_values(**values) -> dict:
+    """An output's values by attname, some of its fields left to their defaults."""
+    return {
         "external_id": "x-1",
-        "task_type_id": 3,
         "model": "m",
         "input_text": "in",
         "output_text": "out",
@@ -30,7 +29,12 @@ def test_unsaved_holds_what_the_constructor_would():
         "base_score": 6.0,
         "decision": "warning",
         "created_at": datetime(2026, 3, 2, 9, tzinfo=UTC),
+        **values,
     }
+
+
+def test_unsaved_holds_what_the_constructor_would():
+    values = _output_values(source_id=7, task_type_id=3)
     fast, constructed = bulk.unsaved(Output, values), Output(**values)
 
     assert _fields(fast) == _fields(constructed)
@@ -83,23 +87,13 @@ def test_unsaved_refuses_a_name_that_is_not_a_field_as_the_constructor_does():
 def test_an_unsaved_instance_saves_and_reloads_like_a_constructed_one():
     output = bulk.unsaved(
         Output,
-        {
-            "source_id": UserFactory().pk,
-            "external_id": "x-2",
-            "task_type_id": TaskTypeFactory().pk,
-            "model": "m",
-            "input_text": "in",
-            "output_text": "out",
-            "input_clarity": 0.5,
-            "coherence": 0.25,
-            "score": 6.5,
-            "base_score": 6.0,
-            "decision": "warning",
-            "review_threshold": 4.0,
-            "approve_threshold": 7.0,
-            "impacts": [{"factor": "coherence", "points": 0.375, "detail": "0.25 × 1.5"}],
-            "created_at": datetime(2026, 3, 2, 9, tzinfo=UTC),
-        },
+        _output_values(
+            source_id=UserFactory().pk,
+            task_type_id=TaskTypeFactory().pk,
+            review_threshold=4.0,
+            approve_threshold=7.0,
+            impacts=[{"factor": "coherence", "points": 0.375, "detail": "0.25 × 1.5"}],
+        ),
     )
     output.save()
     item = bulk.unsaved(
