@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.utils import timezone
 
 from gating import services
 from gating.roles import Role
@@ -77,17 +76,25 @@ def _learn_at_day_end(moment) -> None:
         cycles.cycles_run_due(moment)
 
 
-def demo_traffic_seed(
-    *, days: int = DEMO_DAYS, outputs_per_day: int = DEMO_OUTPUTS_PER_DAY, on_progress=None
-) -> run.SimulationReport:
-    """Weeks of simulated traffic up to today, with one model drifting in the last days."""
-    config = world.SimulationConfig(
+def demo_config(
+    *, days: int = DEMO_DAYS, outputs_per_day: int = DEMO_OUTPUTS_PER_DAY, until: datetime
+) -> world.SimulationConfig:
+    """Weeks of simulated traffic whose last day is ``until``'s, with one model drifting
+    in the last days."""
+    return world.SimulationConfig(
         seed=1,
         days=days,
         outputs_per_day=outputs_per_day,
-        start=timezone.now().date() - timedelta(days=days - 1),
+        start=until.date() - timedelta(days=days - 1),
         drift=world.Drift(model="gpt-x", day=max(days - 3, 0), severity=0.6),
     )
+
+
+def demo_traffic_seed(
+    config: world.SimulationConfig, *, until: datetime, on_progress=None
+) -> run.SimulationReport:
+    """Replay ``config`` up to ``until`` (the present): the demo opens with traffic up to the
+    last hour and nothing stored in the future."""
     return run.simulation_run(
         config,
         reviews_per_hour=DEMO_REVIEWS_PER_HOUR,
@@ -95,4 +102,5 @@ def demo_traffic_seed(
         live_days=1,
         on_progress=on_progress or (lambda n: None),
         on_hour_end=_learn_at_day_end,
+        until=until,
     )

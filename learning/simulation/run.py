@@ -49,6 +49,8 @@ DEFAULT_REVIEWS_PER_HOUR = 12
 # The last day is worked through live claims, so that the queue as it stands was made by
 # claims and leases; the days before it are recorded in bulk (the same decisions, faster).
 DEFAULT_LIVE_DAYS = 1
+# How long a simulated reviewer takes to decide an item once claimed.
+DECISION_TIME = timedelta(seconds=20)
 _REJECT_REASON = {Truth.BAD: "factual_error", Truth.NEEDS_EDIT: "formatting", Truth.GOOD: "other"}
 
 
@@ -134,7 +136,7 @@ def _work_hour(hour, people, queue, per_hour, rng) -> int:
             item_id=item.pk,
             reviewer=user,
             decision=_decision(profile, truth, item.output.output_text, rng),
-            now=at + timedelta(seconds=20),
+            now=at + DECISION_TIME,
         )
         decided += 1
     return decided
@@ -180,7 +182,7 @@ def _record_hour(hour, people, queue, per_hour, rng) -> int:
             ):
                 del turns[n]
                 decision = _decision(profile, truths[item.output_id], texts[item.output_id], rng)
-                at += timedelta(seconds=20)
+                at += DECISION_TIME
                 decisions.append(reviews.RecordedDecision(item, user, decision, at))
                 break
     reviews.decisions_record(decisions)
@@ -196,6 +198,7 @@ def simulation_run(
     processes: int = 1,
     on_progress: Callable[[int], None] = lambda done: None,
     on_hour_end: Callable[[datetime], None] | None = None,
+    until: datetime | None = None,
 ) -> SimulationReport:
     """Replay ``config``'s traffic hour by hour, with reviewers working the queue.
 
@@ -210,6 +213,10 @@ def simulation_run(
     ``on_hour_end``, if given, is called with each simulated hour's end, after that hour is
     stored: the place for scheduled work (the learning cycles) to run at its simulated
     time. Without it, the hours between reviews are gated without waiting for each other.
+
+    ``until``, if given, ends the replay with the last hour that is over by then, its
+    decisions included: the demo replays up to the present, and nothing it stores may lie
+    in the future.
     """
     gateway = _user(SIM_GATEWAY, Role.GATEWAY)
     # The first reviewer is a lead, so that disagreements get adjudicated.
@@ -228,15 +235,20 @@ def simulation_run(
 
     with _Gatekeepers(config, gateway, processes if shared else 0) as gatekeepers:
         for day in range(config.days):
+            midnight = _midnight(config, day)
+            hours = _hours_over(midnight, until)
+            if hours == 0:
+                break
             traffic = day_traffic(config, day)
             chunks = _hourly_chunks(traffic)
-            midnight = datetime.combine(config.start + timedelta(days=day), time(0), UTC)
             # One transaction a day when working alone: each claim and decision inside it
             # is a savepoint rather than a commit, which makes the replay several times
             # faster. Workers commit their own chunks, so then the reviews of each hour
             # are a transaction of their own, which the next hour's workers must see.
             with replay_transaction(enabled=not gatekeepers.shared):
-                for stretch in _stretches(midnight, acts_at_hour_end=on_hour_end is not None):
+                for stretch in _stretches(
+                    midnight, hours, acts_at_hour_end=on_hour_end is not None
+                ):
                     jobs = [(h, chunk) for h in stretch for chunk in chunks[h]]
                     for gated in gatekeepers.gate(traffic, jobs):
                         outputs += gated
@@ -259,6 +271,30 @@ def simulation_run(
     )
 
 
+def _midnight(config: SimulationConfig, day: int) -> datetime:
+    return datetime.combine(config.start + timedelta(days=day), time(0), UTC)
+
+
+def _hours_over(midnight: datetime, until: datetime | None) -> int:
+    """How many of the day's hours, with the decisions made in them, are over by ``until``."""
+    if until is None:
+        return 24
+    return max(0, min(24, (until - DECISION_TIME - midnight) // timedelta(hours=1)))
+
+
+def outputs_before(config: SimulationConfig, until: datetime | None) -> int:
+    """How many outputs a replay of ``config`` that ends at ``until`` gates (for a progress
+    bar): every output of each whole day, and those of the hours over on the last."""
+    total = 0
+    for day in range(config.days):
+        hours = _hours_over(_midnight(config, day), until)
+        if hours < 24:
+            total += int(np.count_nonzero(_hour_of_rows(day_traffic(config, day)) < hours))
+            break
+        total += config.outputs_per_day
+    return total
+
+
 # Each hour's outputs are gated in an even number of equal chunks of at most this many (a
 # quiet hour, of at most half as many, in one), each with draws seeded by its place in the
 # day: the history is the same however many processes share the chunks, and two processes
@@ -266,12 +302,15 @@ def simulation_run(
 CHUNK_OUTPUTS = 400
 
 
+def _hour_of_rows(traffic: DayTraffic) -> np.ndarray:
+    """Each row's hour of the day (0-23)."""
+    since_midnight = traffic.created_at - traffic.created_at.astype("datetime64[D]")
+    return since_midnight.astype("timedelta64[h]").astype(int)
+
+
 def _hourly_chunks(traffic: DayTraffic) -> list[list[tuple[int, int]]]:
     """For each hour of the day, its rows as (start, stop) chunks."""
-    hour_of_row = (traffic.created_at - traffic.created_at.astype("datetime64[D]")).astype(
-        "timedelta64[h]"
-    )
-    bounds = np.searchsorted(hour_of_row.astype(int), np.arange(25)).tolist()
+    bounds = np.searchsorted(_hour_of_rows(traffic), np.arange(25)).tolist()
     chunks = []
     for first, end in itertools.pairwise(bounds):
         size = end - first
@@ -282,12 +321,13 @@ def _hourly_chunks(traffic: DayTraffic) -> list[list[tuple[int, int]]]:
     return chunks
 
 
-def _stretches(midnight: datetime, *, acts_at_hour_end: bool) -> list[list[int]]:
-    """The day's hours in runs that can be gated without waiting for each other: a run ends
-    with an hour after which something changes what the gate knows (reviews, or scheduled
-    work when there is any), so the next run is scored with what that left."""
+def _stretches(midnight: datetime, hours: int, *, acts_at_hour_end: bool) -> list[list[int]]:
+    """The day's first ``hours`` hours in runs that can be gated without waiting for each
+    other: a run ends with an hour after which something changes what the gate knows
+    (reviews, or scheduled work when there is any), so the next run is scored with what
+    that left."""
     stretches: list[list[int]] = [[]]
-    for h in range(24):
+    for h in range(hours):
         stretches[-1].append(h)
         if acts_at_hour_end or _is_working_hour(midnight + timedelta(hours=h)):
             stretches.append([])

@@ -1,8 +1,10 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
+from django.utils import timezone
 from rich.progress import Progress
 
 from dashboard import demo
+from learning.simulation import run
 
 BASE_URL = "http://127.0.0.1:8000"
 
@@ -19,16 +21,18 @@ class Command(BaseCommand):
         if demo.demo_needed():
             credentials = demo.demo_accounts_create()
             demo.credentials_save(credentials, credentials_file)
+            until = timezone.now()
+            config = demo.demo_config(days=days, outputs_per_day=outputs_per_day, until=until)
             with Progress(disable=options["verbosity"] == 0) as progress:
-                task = progress.add_task("Simulating traffic", total=days * outputs_per_day)
+                task = progress.add_task(
+                    "Simulating traffic", total=run.outputs_before(config, until)
+                )
                 report = demo.demo_traffic_seed(
-                    days=days,
-                    outputs_per_day=outputs_per_day,
-                    on_progress=lambda n: progress.advance(task, n),
+                    config, until=until, on_progress=lambda n: progress.advance(task, n)
                 )
             self.stdout.write(
                 self.style.SUCCESS(
-                    f"Demo seeded: {report.outputs} outputs over {days} days, "
+                    f"Demo seeded: {report.outputs} outputs over {days} days up to now, "
                     f"{report.reviews} reviews, {report.open_items} items in the queue."
                 )
             )
