@@ -72,7 +72,14 @@ def page(browser, live_server, transactional_db, problems):
             problems.append(f"a request left the server: {request.url}")
 
     page.on("dialog", on_dialog)
+
+    def on_console(message):
+        # A resource the page could not load (a missing icon, script or style) shows here.
+        if message.type == "error":
+            problems.append(f"console error: {message.text} ({message.location.get('url')})")
+
     page.on("pageerror", lambda error: problems.append(f"script error: {error}"))
+    page.on("console", on_console)
     page.on("request", on_request)
     yield page
     context.close()
