@@ -207,6 +207,27 @@ def copy_rows(cursor, table: Table, objs: list) -> None:
             copy.write_row([obj.pk, *table.row(obj)])
 
 
+def insert_rows(objs: list[Model]) -> None:
+    """Save new ``objs`` (all of one model) and set their keys: ``bulk_create``, as COPY on
+    PostgreSQL."""
+    if not objs:
+        return
+    if connection.vendor != "postgresql":
+        type(objs[0]).objects.bulk_create(objs)
+        return
+    with connection.cursor() as cursor, connection.wrap_database_errors:
+        copy_rows(cursor, Table.of(type(objs[0])), objs)
+    mark_saved(objs)
+
+
+def mark_saved(objs: list[Model]) -> None:
+    """Tell instances stored by hand-written SQL that they are in the database now, as
+    ``save()`` would."""
+    for obj in objs:
+        obj._state.adding = False
+        obj._state.db = connection.alias
+
+
 # Rows per UPDATE statement: well below PostgreSQL's 65,535 parameters for any model here.
 _UPDATE_ROWS = 2000
 

@@ -369,23 +369,15 @@ def _insert_outputs(outputs: list[Output], items: list[ReviewItem]) -> None:
     COPY, which is several times faster than a multi-row INSERT for rows with large JSON
     columns. Other databases use bulk_create.
     """
-    if connection.vendor != "postgresql":
-        Output.objects.bulk_create(outputs)
-        for item in items:
-            item.output_id = item.output.pk
-        ReviewItem.objects.bulk_create(items)
-        return
-    with connection.cursor() as cursor, connection.wrap_database_errors:
-        if len(outputs) == 1:
+    if connection.vendor == "postgresql" and len(outputs) == 1:
+        with connection.cursor() as cursor, connection.wrap_database_errors:
             _insert_one(cursor, outputs[0], items[0] if items else None)
-        else:
-            bulk.copy_rows(cursor, bulk.Table.of(Output), outputs)
-            for item in items:
-                item.output_id = item.output.pk
-            bulk.copy_rows(cursor, bulk.Table.of(ReviewItem), items)
-    for obj in [*outputs, *items]:
-        obj._state.adding = False
-        obj._state.db = connection.alias
+        bulk.mark_saved([*outputs, *items])
+        return
+    bulk.insert_rows(outputs)
+    for item in items:
+        item.output_id = item.output.pk
+    bulk.insert_rows(items)
 
 
 def _insert_one(cursor, output: Output, item: ReviewItem | None) -> None:

@@ -389,15 +389,12 @@ def gate_chunk(traffic: DayTraffic, chunk: tuple[int, int], gateway: AbstractUse
 
 
 def _truths_store(fresh: list[tuple[int, Truth]], seed: int) -> None:
-    truths = [
-        bulk.unsaved(SimulatedTruth, {"output_id": pk, "truth": truth.value, "seed": seed})
-        for pk, truth in fresh
-    ]
-    if connection.vendor != "postgresql":
-        SimulatedTruth.objects.bulk_create(truths)
-        return
-    with connection.cursor() as cursor, connection.wrap_database_errors:
-        bulk.copy_rows(cursor, bulk.Table.of(SimulatedTruth), truths)
+    bulk.insert_rows(
+        [
+            bulk.unsaved(SimulatedTruth, {"output_id": pk, "truth": truth.value, "seed": seed})
+            for pk, truth in fresh
+        ]
+    )
 
 
 class _Gatekeepers:
