@@ -9,6 +9,7 @@ from gating.models.outputs import (
     TaskType,
     Validator,
 )
+from gating.models.outbox import OutboxMessage
 from gating.models.queue import Review, ReviewItem
 from gating.models.webhooks import Webhook, WebhookAttempt, WebhookDelivery
 
@@ -16,6 +17,7 @@ __all__ = [
     "DEFAULT_FACT_CHECK_VALIDATORS",
     "ApiToken",
     "AuditEvent",
+    "OutboxMessage",
     "Output",
     "Review",
     "ReviewItem",
