@@ -251,6 +251,10 @@ def _check_decision(decision: DecisionInput, original: str) -> None:
     if decision.action == Action.MODIFY:
         if decision.edited_output is None:
             raise DecisionInvalid("output", "Required when the action is modify.")
+        if not decision.edited_output.strip():
+            # An empty edit would be delivered as the final text: a reviewer who finds
+            # nothing worth keeping rejects instead.
+            raise DecisionInvalid("output", "Must not be empty; reject the output instead.")
         if decision.edited_output == original:
             raise DecisionInvalid("output", "Must differ from the original output to modify it.")
     elif decision.edited_output is not None:

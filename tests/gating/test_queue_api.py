@@ -2,6 +2,8 @@
 
 import pytest
 
+from gating import reviews
+from gating.exceptions import DecisionInvalid
 from gating.models import AuditEvent, Output, Review, ReviewItem, TaskModelStats, TaskType
 from gating.roles import Role
 
@@ -140,6 +142,45 @@ def test_a_bad_decision_is_400_naming_the_field_and_changes_nothing(
     assert (item.state, item.claimed_by_id) == ("open", reviewer.pk)
     assert not Review.objects.exists()
     assert not AuditEvent.objects.filter(action="decision").exists()
+
+
+@pytest.mark.parametrize("edited", ["", "   \n\t"])
+def test_a_modify_with_an_empty_output_is_400_and_stores_nothing(
+    held_outputs, reviewer_api, reviewer, edited
+):
+    output = held_outputs(1)[0]
+    item_id = reviewer_api.post(CLAIM).json()["id"]
+
+    response = reviewer_api.post(
+        decision_url(item_id), {"action": "modify", "output": edited}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert "output" in response.json()
+    item = ReviewItem.objects.get(pk=item_id)
+    assert (item.state, item.claimed_by_id) == ("open", reviewer.pk)
+    assert not Review.objects.exists()
+    output.refresh_from_db()
+    assert (output.status, output.final_output_text) == ("pending", None)
+
+
+@pytest.mark.parametrize("edited", ["", "   \n\t"])
+def test_the_service_refuses_a_modify_with_an_empty_output(held_outputs, reviewer, edited):
+    output = held_outputs(1)[0]
+    item = reviews.item_claim(reviewer=reviewer)
+
+    with pytest.raises(DecisionInvalid) as refused:
+        reviews.item_decide(
+            item_id=item.pk,
+            reviewer=reviewer,
+            decision=reviews.DecisionInput("modify", edited_output=edited),
+        )
+
+    assert refused.value.field == "output"
+    item.refresh_from_db()
+    assert (item.state, item.claimed_by_id) == ("open", reviewer.pk)
+    assert not Review.objects.exists()
+    assert Output.objects.get(pk=output.pk).status == "pending"
 
 
 def test_a_second_decision_on_the_same_slot_is_409(held_outputs, reviewer_api):
