@@ -1,8 +1,14 @@
-"""Celery tasks of the gate: webhook delivery, as thin wrappers over gating.webhooks."""
+"""Celery tasks of the gate: webhook delivery and the outbox's upkeep, as thin wrappers."""
+
+from datetime import timedelta
 
 from celery import shared_task
+from django.utils import timezone
 
-from gating import webhooks
+from gating import outbox, webhooks
+
+# Published outbox rows are kept this long, to see what was sent when, then pruned.
+OUTBOX_KEEP = timedelta(days=7)
 
 
 @shared_task
@@ -16,6 +22,8 @@ def webhook_deliver(delivery_id: int) -> None:
     """
     delay = webhooks.delivery_attempt(delivery_id)
     if delay is not None:
+        # Straight to the broker: this runs in a worker, and a countdown lost with the
+        # broker is found again by webhook_deliveries_resume.
         webhook_deliver.apply_async((delivery_id,), countdown=delay)
 
 
@@ -29,3 +37,9 @@ def webhook_deliveries_resume() -> int:
     for pk in ids:
         webhook_deliver.delay(pk)
     return len(ids)
+
+
+@shared_task
+def outbox_prune() -> int:
+    """Delete outbox rows published more than OUTBOX_KEEP ago. Meant for beat, daily."""
+    return outbox.outbox_prune(older_than=timezone.now() - OUTBOX_KEEP)

@@ -1,8 +1,9 @@
 """Webhook events: what Gatehouse tells a gateway when a human decides one of its outputs.
 
-Events are written to WebhookDelivery rows inside the deciding transaction (an outbox), and
-a Celery task is queued for each only after that transaction commits, so a decision and its
-event are stored together or not at all, and no task ever runs for a rolled-back decision.
+Events are written to WebhookDelivery rows inside the deciding transaction, with their
+delivery tasks in the outbox (gating/outbox.py), so a decision and its events are stored
+together or not at all, no task ever runs for a rolled-back decision, and no decision
+waits on the broker.
 
 Each attempt re-checks the webhook's URL, because what a name resolves to can change after
 registration, and then connects to the very addresses it checked: a name that resolves to a
@@ -32,11 +33,14 @@ from django.utils import timezone
 
 from gating.audit import audit_record
 from gating.models import AuditEvent, Output, Webhook, WebhookAttempt, WebhookDelivery
+from gating.outbox import outbox_enqueue_many
 from gating.roles import Role
 
 OUTPUT_DECIDED = "output.decided"
 OUTPUT_AUDIT_REJECTED = "output.audit_rejected"
 ALERT_OPENED = "alert.opened"
+# The Celery task that makes a delivery's next attempt (gating/tasks.py).
+DELIVER_TASK = "gating.tasks.webhook_deliver"
 
 SIGNATURE_HEADER = "X-Gatehouse-Signature"
 EVENT_HEADER = "X-Gatehouse-Event"
@@ -119,7 +123,7 @@ def webhook_events_emit(*, outputs_with_reviews: list[tuple[Output, object]], ev
         for output, review in outputs_with_reviews
         for hook in by_owner.get(output.source_id, [])
     )
-    _enqueue_after_commit(deliveries)
+    _enqueue(deliveries)
     return deliveries
 
 
@@ -131,24 +135,14 @@ def alert_event_emit(*, payload: dict) -> list[WebhookDelivery]:
         WebhookDelivery(webhook=hook, event_type=ALERT_OPENED, payload=payload, next_attempt_at=now)
         for hook in Webhook.objects.filter(is_active=True, kind=Webhook.Kind.ALERTS)
     )
-    _enqueue_after_commit(deliveries)
+    _enqueue(deliveries)
     return deliveries
 
 
-def _enqueue_after_commit(deliveries: list[WebhookDelivery]) -> None:
-    ids = [d.pk for d in deliveries]
-
-    def enqueue():
-        from dashboard.celery import publish
-        from gating.tasks import webhook_deliver
-
-        for pk in ids:
-            if not publish(webhook_deliver, pk):
-                # The deliveries stay pending in their table (the outbox), and the resume
-                # task sends them once the broker is back.
-                return
-
-    transaction.on_commit(enqueue)
+def _enqueue(deliveries: list[WebhookDelivery]) -> None:
+    # Through the outbox, in the deciding transaction: the decision never waits on the
+    # broker, and its events are published (by the relay) once the broker takes them.
+    outbox_enqueue_many(DELIVER_TASK, ([d.pk] for d in deliveries))
 
 
 # --------------------------------------------------------------------------- URLs

@@ -3,9 +3,10 @@
 ``cycle_run(kind, at)`` is the one entry point, for Celery, the run_cycle command, the
 admin's "run now" button and the simulator. A run is idempotent per (kind, window): the
 window ends at ``at`` rounded down to the cycle's period, and a run that already
-succeeded for it is returned as it is. Everything a run writes, its own record's success
-included, commits in one transaction, so a worker killed mid-cycle leaves nothing behind
-and the retry starts clean.
+succeeded for it is returned as it is. The attempt is recorded as running first, in its
+own transaction; everything the run then writes, its own record's success included,
+commits in one more, so a worker killed mid-cycle leaves nothing half-written, only a
+"running" record that cycles_resume queues again within minutes.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Avg, F, Max
 from django.utils import timezone
 
 from gating.audit import audit_record
 from gating.models import AuditEvent, Output, TaskType, Validator
+from gating.outbox import outbox_enqueue
 from gating.services import gate_caches_clear
 from learning import alerts, selectors
 from learning.models import (
@@ -32,6 +34,7 @@ from learning.models import (
     TierAssessment,
     ValidatorAssessment,
 )
+from learning.services import CYCLE_TASK
 from learning.statistics import agreement, importance, thresholds, tiers
 
 log = logging.getLogger(__name__)
@@ -45,6 +48,10 @@ PERIODS = {
     Kind.ALERTS: timedelta(minutes=5),
 }
 ADR_WINDOW = timedelta(hours=48)
+# A run still "running" this long after it started, and held by no transaction, lost its
+# worker; without row locks to tell (SQLite), only a run this old is taken for lost.
+RESUME_AFTER = timedelta(minutes=2)
+STALLED_AFTER = timedelta(hours=1)
 _EPOCH = datetime(2000, 1, 3, tzinfo=UTC)  # a Monday at midnight: windows align to it
 
 
@@ -60,8 +67,11 @@ def cycle_run(kind: str, at: datetime | None = None) -> CycleRun:
     end = window_end(kind, at or timezone.now())
     start = end - _lookback(kind)
     try:
+        _start(kind, start, end)
         with transaction.atomic():
-            run = _claim(kind, start, end)
+            # Held until the work commits: a concurrent duplicate waits here, then finds
+            # it succeeded; and cycles_resume tells a live run from a dead one by it.
+            run = CycleRun.objects.select_for_update().get(kind=kind, window_end=end)
             if run.status == CycleRun.Status.SUCCEEDED:
                 return run
             counts, changes = _CYCLES[kind](run)
@@ -74,6 +84,60 @@ def cycle_run(kind: str, at: datetime | None = None) -> CycleRun:
         raise
     transaction.on_commit(gate_caches_clear)
     return run
+
+
+def _start(kind: Kind, start: datetime, end: datetime) -> None:
+    """Record the attempt as running, committed before the work begins, unless the window
+    has succeeded: a worker killed mid-cycle leaves its run "running" and unlocked, which
+    is how cycles_resume finds it."""
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            CycleRun.objects.get_or_create(
+                kind=kind, window_end=end, defaults={"window_start": start, "started_at": now}
+            )
+    except IntegrityError:
+        pass  # created concurrently: the update below counts this attempt on it
+    # A conditional UPDATE: one that waited on a concurrent run's lock re-reads the status
+    # after that run commits, so a success is never turned back into "running".
+    CycleRun.objects.filter(kind=kind, window_end=end).exclude(
+        status=CycleRun.Status.SUCCEEDED
+    ).update(
+        status=CycleRun.Status.RUNNING,
+        attempts=F("attempts") + 1,
+        started_at=now,
+        window_start=start,
+    )
+
+
+def cycles_resume(*, now: datetime | None = None) -> list[CycleRun]:
+    """Queue again the runs whose worker died mid-cycle; returns them.
+
+    A run is dead when it is still "running" RESUME_AFTER after it started and no
+    transaction holds its row: a live run holds it until it commits (cycle_run). Where the
+    database cannot skip locked rows (SQLite), only age tells, so the wait is STALLED_AFTER.
+    The run is queued through the outbox for its own window, so the redelivery finds the
+    same record, and anything already done is not done again.
+    """
+    now = now or timezone.now()
+    skip_locked = connection.features.has_select_for_update_skip_locked
+    older_than = now - (RESUME_AFTER if skip_locked else STALLED_AFTER)
+    with transaction.atomic():
+        runs = list(
+            CycleRun.objects.select_for_update(skip_locked=skip_locked).filter(
+                status=CycleRun.Status.RUNNING, started_at__lt=older_than
+            )
+        )
+        for run in runs:
+            log.warning(
+                "%s cycle for the window ending %s was lost; queued again", run.kind, run.window_end
+            )
+            # Restart the clock, so that the next pass does not queue it again while the
+            # message waits for a worker.
+            run.started_at = now
+            run.save(update_fields=["started_at"])
+            outbox_enqueue(CYCLE_TASK, run.kind, run.window_end.isoformat())
+    return runs
 
 
 def cycles_due(moment: datetime) -> list[Kind]:
@@ -95,25 +159,6 @@ def _lookback(kind: Kind) -> timedelta:
     return timedelta(days=settings.LEARNING_LOOKBACK_DAYS)
 
 
-def _claim(kind: Kind, start: datetime, end: datetime) -> CycleRun:
-    """This window's run record, locked: a concurrent duplicate waits here for the first
-    to commit, then finds it succeeded."""
-    defaults = {"window_start": start, "started_at": timezone.now()}
-    try:
-        with transaction.atomic():
-            CycleRun.objects.get_or_create(kind=kind, window_end=end, defaults=defaults)
-    except IntegrityError:
-        pass  # created concurrently: lock the other one below
-    run = CycleRun.objects.select_for_update().get(kind=kind, window_end=end)
-    if run.status != CycleRun.Status.SUCCEEDED:
-        run.attempts += 1
-        run.started_at = timezone.now()
-        run.status = CycleRun.Status.RUNNING
-        run.window_start = start
-        run.save()
-    return run
-
-
 def _record_failure(kind: Kind, start: datetime, end: datetime, exc: Exception) -> None:
     """Record a failed attempt, unless a duplicate that waited on this window's lock has
     succeeded meanwhile: a success is never overwritten."""
@@ -124,8 +169,8 @@ def _record_failure(kind: Kind, start: datetime, end: datetime, exc: Exception) 
         "finished_at": timezone.now(),
     }
     runs = CycleRun.objects.filter(kind=kind, window_end=end)
-    # The failed attempt's own increment was rolled back with the rest of it.
-    if runs.exclude(status=CycleRun.Status.SUCCEEDED).update(attempts=F("attempts") + 1, **failure):
+    # _start counted the attempt, in its own transaction.
+    if runs.exclude(status=CycleRun.Status.SUCCEEDED).update(**failure):
         return
     if runs.exists():
         return  # succeeded meanwhile

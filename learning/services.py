@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from dashboard.celery import publish
+from datetime import datetime
+
+from django.utils import timezone
+
+from gating.outbox import outbox_enqueue
+
+CYCLE_TASK = "learning.tasks.cycle"
 
 
-def cycle_queue(kind: str) -> bool:
-    """Queue one cycle for the current window on the worker. False if the broker is down."""
-    from learning.tasks import cycle
-
-    return publish(cycle, kind)
+def cycle_queue(kind: str, at: datetime | None = None) -> None:
+    """Queue one cycle for the window ``at`` (default now) falls in, through the outbox: the
+    relay hands it to a worker, at once or as soon as the broker is reachable."""
+    outbox_enqueue(CYCLE_TASK, kind, (at or timezone.now()).isoformat())

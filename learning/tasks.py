@@ -31,3 +31,11 @@ def cycle(self, kind: str, at: str | None = None) -> dict:
             args=(kind, moment.isoformat()), exc=exc, countdown=RETRY_DELAYS[retries]
         ) from exc
     return {"run": run.pk, "status": run.status, "counts": run.counts}
+
+
+@shared_task
+def cycles_resume() -> int:
+    """Queue again the cycles whose worker died mid-run; returns how many. Meant for beat,
+    every minute: a cycle message a killed worker held stays unacknowledged on the broker
+    until its visibility timeout (an hour), far longer than anyone should wait."""
+    return len(cycles.cycles_resume())

@@ -32,17 +32,24 @@ def process_env(broker_url: str, **extra: str) -> dict[str, str]:
     return env
 
 
-@contextmanager
-def celery_process(args: list[str], env: dict, log_path: Path) -> Iterator[subprocess.Popen]:
+def celery_process(args: list[str], env: dict, log_path: Path):
     """``celery -A dashboard <args>``, stopped (before the test database is flushed or
     dropped) when the block ends."""
+    return _process(
+        [str(Path(sys.executable).with_name("celery")), "-A", "dashboard", *args], env, log_path
+    )
+
+
+def relay_process(env: dict, log_path: Path):
+    """``manage.py outbox_relay``: what publishes the outbox's tasks, as in production."""
+    return _process([sys.executable, "manage.py", "outbox_relay"], env, log_path)
+
+
+@contextmanager
+def _process(command: list[str], env: dict, log_path: Path) -> Iterator[subprocess.Popen]:
     with log_path.open("w") as log:
         process = subprocess.Popen(
-            [str(Path(sys.executable).with_name("celery")), "-A", "dashboard", *args],
-            cwd=BASE_DIR,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
+            command, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT
         )
     try:
         yield process

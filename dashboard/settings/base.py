@@ -198,8 +198,11 @@ else:
         "processed_folder": str(_BROKER_DIR / "processed"),
         "store_processed": False,
     }
-# Fail fast when the broker is down: publishing happens after commit in requests, which
-# must not wait on it (the outbox tables keep the work; see docs/learning.md).
+# Requests never publish: they store tasks in the outbox table, and the relay
+# (manage.py outbox_relay) publishes them. These timeouts keep the relay and the workers
+# from hanging on a broker that does not answer (docs/reliability.md).
+OUTBOX_POLL_SECONDS = env.float("OUTBOX_POLL_SECONDS", default=0.5)
+OUTBOX_MAX_BACKOFF_SECONDS = env.float("OUTBOX_MAX_BACKOFF_SECONDS", default=5.0)
 REDIS_TRANSPORT_OPTIONS = {"socket_connect_timeout": 1, "socket_timeout": 2}
 if REDIS_URL:
     CELERY_BROKER_TRANSPORT_OPTIONS = REDIS_TRANSPORT_OPTIONS

@@ -26,11 +26,16 @@ EXPIRES_SECONDS = {"*/5": 240}
 
 
 def seed(apps, schema_editor):
+    seed_entries(apps, SCHEDULE, EXPIRES_SECONDS)
+
+
+def seed_entries(apps, schedule: dict, expires_seconds: dict) -> None:
+    """Create the entries of ``schedule`` that do not exist (later migrations add theirs)."""
     import json
 
     CrontabSchedule = apps.get_model("django_celery_beat", "CrontabSchedule")
     PeriodicTask = apps.get_model("django_celery_beat", "PeriodicTask")
-    for name, (task, minute, hour, args) in SCHEDULE.items():
+    for name, (task, minute, hour, args) in schedule.items():
         if PeriodicTask.objects.filter(name=name).exists():
             continue
         crontab, _ = CrontabSchedule.objects.get_or_create(
@@ -46,7 +51,7 @@ def seed(apps, schema_editor):
             task=task,
             crontab=crontab,
             args=json.dumps(args),
-            expire_seconds=EXPIRES_SECONDS.get(minute),
+            expire_seconds=expires_seconds.get(minute),
         )
 
 

@@ -1,8 +1,9 @@
 """End to end: a reviewer's decision reaches a receiver through a real Celery worker.
 
-The worker is a separate process on Redis and the test's PostgreSQL database, so this is the
-path production takes: the task is published by the decision's on_commit hook, serialised,
-picked up, retried after a 500 with a countdown, and recorded by the worker.
+The worker and the outbox relay are separate processes on Redis and the test's PostgreSQL
+database, so this is the path production takes: the decision stores its task in the outbox,
+the relay publishes it, and the worker picks it up, retries after a 500 with a countdown,
+and records each attempt.
 """
 
 import json
@@ -21,7 +22,7 @@ from gating.roles import Role
 from gating.submissions import OutputSubmission
 from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory
 from tests.gating.test_webhooks import Receiver, expected_signature, signature_parts
-from tests.processes import celery_process, process_env
+from tests.processes import celery_process, process_env, relay_process
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
@@ -56,7 +57,10 @@ def worker(requires_postgres, transactional_db, broker_url, tmp_path):
         "--hostname", f"webhook-test-{os.getpid()}@%h",
         "--without-mingle", "--without-gossip", "--loglevel", "INFO",
     ]  # fmt: skip
-    with celery_process(args, env, log_path) as process:
+    with (
+        celery_process(args, env, log_path) as process,
+        relay_process(env, tmp_path / "relay.log"),
+    ):
         yield process, log_path
 
 

@@ -7,7 +7,7 @@ import pytest
 from django.core import mail
 
 from gating import reviews, services
-from gating.models import ReviewItem, TaskType, Webhook, WebhookDelivery
+from gating.models import OutboxMessage, ReviewItem, TaskType, Webhook, WebhookDelivery
 from gating.reviews import DecisionInput, RecordedDecision
 from gating.roles import Role
 from gating.submissions import OutputSubmission
@@ -88,14 +88,7 @@ def test_an_alert_opens_once_notifies_once_and_resolves_itself(
     Webhook.objects.create(owner=gateway, url="https://93.184.216.34/decisions")
     outputs = ingest(gateway, 3, at=NOW - timedelta(hours=30))
 
-    queued = []
-    with (
-        pytest.MonkeyPatch.context() as patched,
-        django_capture_on_commit_callbacks(execute=True),
-    ):
-        patched.setattr(
-            "gating.tasks.webhook_deliver.apply_async", lambda args, **kw: queued.append(args)
-        )
+    with django_capture_on_commit_callbacks(execute=True):
         alerts.alerts_evaluate(NOW)
         alerts.alerts_evaluate(NOW + timedelta(minutes=5))
 
@@ -106,7 +99,9 @@ def test_an_alert_opens_once_notifies_once_and_resolves_itself(
     # Leads are told once, by email and by the alert webhook only.
     assert [m.to for m in mail.outbox] == [["lead@example.com"]]
     (delivery,) = WebhookDelivery.objects.all()
-    assert queued == [(delivery.pk,)]
+    assert list(OutboxMessage.objects.values_list("task", "args")) == [
+        ("gating.tasks.webhook_deliver", [delivery.pk])
+    ]
     assert delivery.webhook.kind == "alerts"
     assert delivery.payload["alert"]["rule"] == "backlog"
     assert "review queue" in delivery.payload["text"]

@@ -27,11 +27,15 @@ def test_beat_schedules_a_cycle_that_a_worker_runs(
 ):
     # The migration's schedule is there for admins to see and edit. (Seeded again here:
     # an earlier transactional test may have flushed the tables; seeding is idempotent.)
-    schedule_migration = importlib.import_module("learning.migrations.0003_beat_schedule")
-    schedule_migration.seed(django_apps, None)
-    schedule_migration.seed(django_apps, None)
+    schedule_migrations = [
+        importlib.import_module(f"learning.migrations.{name}")
+        for name in ("0003_beat_schedule", "0004_resume_and_prune_schedule")
+    ]
+    for migration in schedule_migrations * 2:
+        migration.seed(django_apps, None)
     seeded = set(PeriodicTask.objects.values_list("name", flat=True))
-    assert seeded == set(schedule_migration.SCHEDULE)
+    assert seeded == {name for m in schedule_migrations for name in m.SCHEDULE}
+    assert "learning: resume lost cycles (1 min)" in seeded
     assert "learning: alerts (5 min)" in seeded
     assert "learning: thresholds (12h)" in seeded
     # ...and an entry an admin adds runs the same task, here every second.

@@ -2,6 +2,7 @@ import time
 from datetime import datetime
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 from learning import cycles
 from learning.models import CycleRun
@@ -14,6 +15,10 @@ def _timestamp(text: str) -> datetime:
         raise CommandError(f"--at {text!r}: expected ISO 8601, e.g. 2026-03-02T12:00Z") from exc
     if moment.tzinfo is None:
         raise CommandError(f"--at {text!r}: give a time zone, e.g. 2026-03-02T12:00Z")
+    if moment > timezone.now():
+        # A window is learned from once it has ended: a future one would be marked done
+        # before its verdicts exist, and its real run would then change nothing.
+        raise CommandError(f"--at {text!r} is in the future; give a time up to now.")
     return moment
 
 
