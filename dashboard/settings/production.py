@@ -1,13 +1,18 @@
 """Production mode: every secret from the environment, HTTPS everywhere.
 
-Passes ``python manage.py check --deploy`` with no warnings. A missing SECRET_KEY,
+Passes ``python manage.py check --deploy`` with no warnings. A missing or empty SECRET_KEY,
 DATABASE_URL or REDIS_URL stops the process at start rather than falling back.
 """
+
+from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
 from .base import REDIS_TRANSPORT_OPTIONS, env
 
-SECRET_KEY = env.str("SECRET_KEY")
+SECRET_KEY = env.str("SECRET_KEY").strip()
+if not SECRET_KEY:
+    # An empty key passes Django's start-up and then fails every request, /healthz too.
+    raise ImproperlyConfigured("Set the SECRET_KEY environment variable to a long random string.")
 DEBUG = False
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")
 DATABASES = {"default": env.db("DATABASE_URL")}

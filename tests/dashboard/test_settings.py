@@ -49,6 +49,13 @@ def test_production_refuses_to_start_without_a_secret_key():
     assert "SECRET_KEY" in result.stderr
 
 
+@pytest.mark.parametrize("empty", ["", "   "])
+def test_production_refuses_to_start_with_an_empty_secret_key(empty):
+    result = _manage("check", env_extra={**PRODUCTION_ENV, "SECRET_KEY": empty})
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr and "SECRET_KEY" in result.stderr
+
+
 def test_demo_mode_is_not_deployable_and_says_so():
     env = {"DJANGO_SETTINGS_MODULE": "dashboard.settings.base", "DEBUG": "true"}
     result = _manage("check", "--deploy", "--fail-level", "WARNING", env_extra=env)
