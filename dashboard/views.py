@@ -4,17 +4,23 @@ from django.http import JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from gating.models import Output, TaskType
+from gating.models import TaskType
+from gating.roles import Role, user_role
+from gating.selectors import outputs_visible_to
 
 
 @login_required
 def home(request):
+    if user_role(request.user) is Role.GATEWAY:
+        # A gateway account is an LLM gateway's service user: it reads its own outputs
+        # through the API, and this page is the reviewers' view of every source.
+        return render(request, "dashboard/home.html", {"api_only": True}, status=403)
     return render(
         request,
         "dashboard/home.html",
         {
             "task_types": TaskType.objects.all(),
-            "recent_outputs": Output.objects.select_related("task_type")[:20],
+            "recent_outputs": outputs_visible_to(request.user)[:20],
         },
     )
 

@@ -69,6 +69,16 @@ ROLE_PERMISSIONS: dict[Role, set[str]] = {
 }
 
 
+_STRONGEST_FIRST = [Role.ADMIN, Role.LEAD, Role.REVIEWER, Role.GATEWAY]
+
+
+def user_role(user) -> Role | None:
+    """The user's role: the role group it belongs to, the strongest if a shell put it in
+    more than one; None for a user in none (a bare superuser, say)."""
+    names = {group.name for group in user.groups.all()}
+    return next((role for role in _STRONGEST_FIRST if role.value in names), None)
+
+
 def ensure_roles(**kwargs) -> None:
     """Create or refresh each role's group so that it has exactly its permissions."""
     for role, codenames in ROLE_PERMISSIONS.items():
