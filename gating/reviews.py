@@ -439,16 +439,9 @@ def _finalize(finals: list[tuple[ReviewItem, Review, datetime]]) -> None:
             if review.action == Action.REJECT:
                 audit_rejects.append((output, review))
             continue
-        output.status = _FINAL_STATUS[review.action]
-        output.final_output_text = {
-            Action.APPROVE: output.output_text,
-            Action.MODIFY: review.edited_output,
-            Action.REJECT: None,
-        }[review.action]
-        output.decided_at = now
+        output.finalize(_FINAL_STATUS[review.action], at=now, edited_text=review.edited_output)
         delivered.append((output, review))
-    fields = ["status", "final_output_text", "decided_at"]
-    bulk.update_rows([o for o, _ in delivered], fields)
+    bulk.update_rows([o for o, _ in delivered], list(Output.FINAL_FIELDS))
     for event_type, pairs in (
         (webhooks.OUTPUT_DECIDED, delivered),
         (webhooks.OUTPUT_AUDIT_REJECTED, audit_rejects),
@@ -534,10 +527,8 @@ def backlog_relieve(*, task_type: TaskType, now, rng: random.Random | None = Non
         outputs = [s.output for s in slots]
         for output in outputs:
             output.decision = Decision.WARNING.value
-            output.status = Output.Status.APPROVED
-            output.final_output_text = output.output_text
-            output.decided_at = now
-        bulk.update_rows(outputs, ["decision", "status", "final_output_text", "decided_at"])
+            output.finalize(Output.Status.APPROVED, at=now)
+        bulk.update_rows(outputs, ["decision", *Output.FINAL_FIELDS])
         rate = task_type.audit_rate_warning
         ReviewItem.objects.bulk_create(
             ReviewItem(
@@ -626,10 +617,8 @@ def bulk_decide(
             state=ReviewItem.State.DECIDED, decided_at=now, lease_expires_at=None
         )
         for output in outputs.values():
-            output.status = _FINAL_STATUS[action]
-            output.final_output_text = output.output_text if action == Action.APPROVE else None
-            output.decided_at = now
-        bulk.update_rows(list(outputs.values()), ["status", "final_output_text", "decided_at"])
+            output.finalize(_FINAL_STATUS[action], at=now)
+        bulk.update_rows(list(outputs.values()), list(Output.FINAL_FIELDS))
         review_by_output = {r.output_id: r for r in reviews}
         audit_record_many(
             actor=lead,

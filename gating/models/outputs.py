@@ -190,6 +190,30 @@ class Output(models.Model):
     def __str__(self) -> str:
         return f"{self.external_id} ({self.decision})"
 
+    # What finalize sets, for saving many finalized outputs in one statement.
+    FINAL_FIELDS = ("status", "final_output_text", "decided_at")
+
+    def finalize(self, status: str, *, at, edited_text: str | None = None) -> list[str]:
+        """Give the output its final status, decided at ``at``, and the text delivered
+        with it: its own when approved, the edit when modified, none when rejected.
+
+        Returns the fields set, for the caller to save: the queue finalizes outputs in
+        batches and saves each batch at once (``bulk.update_rows``).
+        """
+        delivered = {
+            self.Status.APPROVED: self.output_text,
+            self.Status.MODIFIED: edited_text,
+            self.Status.REJECTED: None,
+        }
+        if status not in delivered:
+            raise ValueError(f"{status!r} is not a final status.")
+        if (status == self.Status.MODIFIED) != (edited_text is not None):
+            raise ValueError("An edited text goes with a modified status, and only with it.")
+        self.status = status
+        self.final_output_text = delivered[status]
+        self.decided_at = at
+        return list(self.FINAL_FIELDS)
+
 
 class ApiToken(models.Model):
     """A bearer token. Only its sha256 is stored; the token itself is shown once."""
