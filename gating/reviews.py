@@ -63,36 +63,26 @@ def review_items_for(
             if not draw() < probability:
                 continue
             kind = Kind.AUDIT
-        item = bulk.unsaved(
-            ReviewItem,
-            {
-                # The output's id once it has one: the inserts set it.
-                "output_id": output.pk,
-                "kind": kind,
-                "is_audit": kind == Kind.AUDIT,
-                "inclusion_probability": probability,
-                "needs_second_review": draw() < task_type.double_review_rate,
-                "task_type_id": output.task_type_id,
-                "model": output.model,
-                "score": output.score,
-                "queued_at": output.created_at,
-            },
+        items.append(
+            ReviewItem.for_output(
+                output,
+                kind=kind,
+                is_audit=kind == Kind.AUDIT,
+                inclusion_probability=probability,
+                needs_second_review=draw() < task_type.double_review_rate,
+                queued_at=output.created_at,
+            )
         )
-        ReviewItem.output.field.set_cached_value(item, output)
-        items.append(item)
     return items
 
 
 def _follow_up_item(item: ReviewItem, kind: Kind, now) -> ReviewItem:
     """The next round's slot for the item's output (unsaved)."""
-    return ReviewItem(
-        output=item.output,
+    return ReviewItem.for_output(
+        item.output,
         kind=kind,
         is_audit=item.is_audit,
         inclusion_probability=item.inclusion_probability,
-        task_type_id=item.task_type_id,
-        model=item.model,
-        score=item.score,
         queued_at=now,
     )
 
@@ -531,15 +521,8 @@ def backlog_relieve(*, task_type: TaskType, now, rng: random.Random | None = Non
         bulk.update_rows(outputs, ["decision", *Output.FINAL_FIELDS])
         rate = task_type.audit_rate_warning
         ReviewItem.objects.bulk_create(
-            ReviewItem(
-                output=o,
-                kind=Kind.AUDIT,
-                is_audit=True,
-                inclusion_probability=rate,
-                task_type_id=o.task_type_id,
-                model=o.model,
-                score=o.score,
-                queued_at=now,
+            ReviewItem.for_output(
+                o, kind=Kind.AUDIT, is_audit=True, inclusion_probability=rate, queued_at=now
             )
             for o in outputs
             if draw() < rate

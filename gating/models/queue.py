@@ -1,9 +1,12 @@
 """The review queue: one row per review slot, and one decision per slot."""
 
+from __future__ import annotations
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from gating import bulk
 from gating.models.outputs import Output, TaskType
 
 
@@ -92,6 +95,41 @@ class ReviewItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} of output {self.output_id}"
+
+    @classmethod
+    def for_output(
+        cls,
+        output: Output,
+        *,
+        kind: str,
+        is_audit: bool,
+        inclusion_probability: float,
+        queued_at,
+        needs_second_review: bool = False,
+    ) -> ReviewItem:
+        """A new slot (unsaved) for ``output``, with its filter columns copied from it.
+
+        Built without ``Model.__init__`` (``bulk.unsaved``): the gate builds one for every
+        output it holds, and the constructor's per-field work costs more than the rest of
+        enqueueing. ``output_id`` is the output's id as it is now: for outputs not yet
+        saved, whoever inserts them sets their items' once they have ids.
+        """
+        item = bulk.unsaved(
+            cls,
+            {
+                "output_id": output.pk,
+                "kind": kind,
+                "is_audit": is_audit,
+                "inclusion_probability": inclusion_probability,
+                "needs_second_review": needs_second_review,
+                "task_type_id": output.task_type_id,
+                "model": output.model,
+                "score": output.score,
+                "queued_at": queued_at,
+            },
+        )
+        cls.output.field.set_cached_value(item, output)
+        return item
 
 
 class Review(models.Model):

@@ -1,6 +1,7 @@
 """Second reviews, adjudication, audit samples and bulk decisions."""
 
 import random
+from datetime import timedelta
 
 import pytest
 
@@ -57,6 +58,27 @@ def test_two_agreeing_reviews_are_final(held_outputs, reviewers):
     assert Output.objects.get(pk=output.pk).status == "approved"
     # One output, one human-review count, however many slots it took.
     assert TaskType.objects.get(name="held").reviewed_count == 1
+
+
+def test_a_second_review_is_queued_at_the_first_decision_like_its_first_round(
+    held_outputs, reviewers
+):
+    output = held_outputs(1, double_review_rate=1.0)[0]
+    first = reviews.item_claim(reviewer=reviewers[0])
+    decided_at = first.claimed_at + timedelta(minutes=3)
+    reviews.item_decide(
+        item_id=first.pk, reviewer=reviewers[0], decision=DecisionInput("approve"), now=decided_at
+    )
+
+    second = ReviewItem.objects.get(output=output, kind="second")
+
+    columns = ("task_type_id", "model", "score", "is_audit", "inclusion_probability")
+    assert [getattr(second, c) for c in columns] == [getattr(first, c) for c in columns]
+    assert (second.state, second.queued_at, second.needs_second_review) == (
+        "open",
+        decided_at,
+        False,
+    )
 
 
 def test_a_second_reviewer_is_not_shown_the_first_decision(held_outputs, reviewers, client_for):
