@@ -1,4 +1,5 @@
 from django.shortcuts import get_object_or_404
+from django.utils.http import parse_header_parameters
 from drf_spectacular.utils import (
     OpenApiResponse,
     extend_schema,
@@ -37,7 +38,10 @@ _ERRORS = {
 
 
 def _json_body(request) -> bytes:
-    if not (request.content_type or "").startswith("application/json"):
+    """The raw body of a JSON request, which pydantic parses itself; 415 for any other
+    media type. JSON is UTF-8 (RFC 8259), so another charset is refused rather than misread."""
+    media_type, params = parse_header_parameters(request.content_type or "")
+    if media_type != "application/json" or params.get("charset", "utf-8").lower() != "utf-8":
         raise UnsupportedMediaType(request.content_type or "none")
     return request.body
 

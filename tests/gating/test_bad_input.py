@@ -155,3 +155,31 @@ def test_nul_in_text_is_refused_in_words_and_lengths_still_count(gateway_api):
     assert errors["validators.0.detail"] == refused
     assert errors["tier"] == ["String should have at most 50 characters"]
     assert Output.objects.count() == 0
+
+
+@pytest.mark.parametrize("url", [URL, f"{URL}batch/"])
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "application/jsonfoo",
+        "application/json-seq",
+        "text/json",
+        "application/json; charset=latin-1",
+    ],
+)
+def test_a_body_that_is_not_utf8_json_is_415(gateway_api, url, content_type):
+    body = SubmissionFactory() if url == URL else {"outputs": [SubmissionFactory()]}
+    response = gateway_api.post(url, json.dumps(body), content_type=content_type)
+
+    assert response.status_code == 415, response.content
+    assert "detail" in response.json()
+    assert Output.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["application/json; charset=utf-8", "Application/JSON", "application/json;charset=UTF-8"],
+)
+def test_json_with_parameters_or_in_capitals_is_json(gateway_api, content_type):
+    response = gateway_api.post(URL, json.dumps(SubmissionFactory()), content_type=content_type)
+    assert response.status_code == 201, response.content
