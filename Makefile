@@ -1,19 +1,88 @@
 # The two commands of the README: `make run` and `make test`.
-# Both create .venv/ from pyproject.toml when it is missing or out of date.
+# Both create .venv/ from requirements-dev.lock when it is missing or out of date.
+#
+# pyproject.toml says which packages Gatehouse needs; the lock files pin every package, direct
+# or not, with the hashes of its files, for Python 3.11 on linux x86_64:
+#   requirements.lock      the runtime packages (the Docker image),
+#   requirements-dev.lock  the runtime packages and the `dev` extra (.venv, CI).
+# After changing the dependencies in pyproject.toml, run `make lock`: it keeps every pin that
+# still fits and resolves only what changed. `make lock UPGRADE=1` takes the newest releases
+# that pyproject.toml allows. Commit the lock files with the change; `make test` fails while
+# they disagree with pyproject.toml.
+#
+# The hashes are those of the registry's files, so the install works on any machine that
+# reaches the registry. A machine whose pip also reads local indexes or wheel directories
+# (find-links) needs nothing more: pip passes over a local file whose index lists a hash that
+# the lock does not, and local copies of the registry's files have the registry's hashes.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LOCK := requirements.lock
+DEV_LOCK := requirements-dev.lock
 
-.PHONY: run test lint format bench clean
+.PHONY: run test lint format bench lock lock-check clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(DEV_LOCK)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Gatehouse needs Python 3.11: set PYTHON=python3.11")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(DEV_LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
+
+UV_COMPILE = $(BIN)/uv pip compile --quiet --generate-hashes --python-version 3.11 \
+	--python-platform x86_64-unknown-linux-gnu --custom-compile-command 'make lock' \
+	$(if $(UPGRADE),--upgrade)
+
+## Regenerate the lock files from pyproject.toml (`make lock UPGRADE=1` for newer releases).
+# The runtime lock is constrained by the dev lock, so that the image runs the versions tested.
+lock: $(STAMP)
+	$(UV_COMPILE) --extra dev pyproject.toml -o $(DEV_LOCK)
+	$(UV_COMPILE) --constraint $(DEV_LOCK) pyproject.toml -o $(LOCK)
+
+# Regenerating the lock files to compare them would need the registry (uv reads the package
+# index unless its cache already holds every release), so this compares without it: each
+# requirement in pyproject.toml has a pin that satisfies it, and each pin that uv marked
+# "via gatehouse (pyproject.toml)" is still asked for. It does not see a changed extra such as
+# celery[redis] or a changed requires-python; `make lock` after such a change.
+define LOCK_CHECK
+import re
+import sys
+import tomllib
+
+from packaging.requirements import Requirement
+
+
+def normal(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+runtime = [Requirement(line) for line in project["dependencies"]]
+dev = runtime + [Requirement(line) for line in project["optional-dependencies"]["dev"]]
+for lock, wanted in ((sys.argv[1], runtime), (sys.argv[2], dev)):
+    pins, direct = {}, set()
+    for entry in re.split(r"\n(?=\S)", open(lock).read()):
+        pin = re.match(r"([a-z0-9][a-z0-9._-]*)==([^\s\\]+)", entry)
+        if pin:
+            pins[pin[1]] = pin[2]
+            if "gatehouse (pyproject.toml)" in entry:
+                direct.add(pin[1])
+    for req in wanted:
+        version = pins.get(normal(req.name))
+        if version is None:
+            sys.exit(f"{lock} has no pin for {req} (pyproject.toml): run make lock")
+        if not req.specifier.contains(version, prereleases=True):
+            sys.exit(f"{lock} pins {req.name}=={version}, outside {req} (pyproject.toml): run make lock")
+    for name in direct - {normal(req.name) for req in wanted}:
+        sys.exit(f"{lock} pins {name}, which pyproject.toml no longer asks for: run make lock")
+endef
+export LOCK_CHECK
+
+lock-check: $(STAMP)
+	@$(BIN)/python -c "$$LOCK_CHECK" $(LOCK) $(DEV_LOCK)
 
 ## Serve the app on http://127.0.0.1:8000 with a Celery worker and beat, seeding demo data on first run.
 run: $(STAMP)
@@ -21,8 +90,8 @@ run: $(STAMP)
 	$(BIN)/python manage.py demo_setup
 	$(BIN)/honcho start -f Procfile
 
-## The whole suite: lint, migrations in sync, then pytest (PostgreSQL and Redis when reachable).
-test: $(STAMP)
+## The whole suite: lock files in sync, lint, migrations in sync, then pytest (PostgreSQL and Redis when reachable).
+test: $(STAMP) lock-check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python manage.py makemigrations --check --dry-run
