@@ -1,8 +1,32 @@
+from datetime import UTC
+
 import django_filters
+from django import forms
+from django_filters.fields import IsoDateTimeField
 
 from gating.models import Output, ReviewItem, TaskType
 from gating.scoring import Decision
 from gating.selectors import queue_open_items
+
+
+class UtcDateTimeField(IsoDateTimeField):
+    """An ISO 8601 instant with any offset Python reads, taken as its UTC instant:
+    PostgreSQL refuses offsets beyond 15:59 and compares instants anyway."""
+
+    def to_python(self, value):
+        moment = super().to_python(value)
+        if moment is None:
+            return None
+        try:
+            return moment.astimezone(UTC)
+        except OverflowError:
+            raise forms.ValidationError(
+                "In UTC this instant falls outside the years 1 to 9999.", code="overflow"
+            ) from None
+
+
+class UtcDateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = UtcDateTimeField
 
 
 class OutputFilter(django_filters.FilterSet):
@@ -10,8 +34,8 @@ class OutputFilter(django_filters.FilterSet):
     model = django_filters.CharFilter()
     decision = django_filters.ChoiceFilter(choices=[(d.value, d.value) for d in Decision])
     status = django_filters.ChoiceFilter(choices=Output.Status.choices)
-    created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
-    created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
+    created_after = UtcDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = UtcDateTimeFilter(field_name="created_at", lookup_expr="lt")
 
     class Meta:
         model = Output

@@ -9,13 +9,13 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import generics, status
 from rest_framework.decorators import api_view, parser_classes, permission_classes
 from rest_framework.exceptions import ValidationError
-from rest_framework.pagination import CursorPagination
 from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from gating import reviews, selectors
 from gating.api.filters import ReviewItemFilter, queue_filterset
+from gating.api.pagination import QueueCursorPagination
 from gating.api.permissions import require_perm
 from gating.api.serializers import (
     BulkDecisionSerializer,
@@ -55,13 +55,6 @@ def _filters_from(request) -> dict:
     if hasattr(request.data, "items"):
         data.update({k: v for k, v in request.data.items() if k in ReviewItemFilter.base_filters})
     return data
-
-
-class QueueCursorPagination(CursorPagination):
-    ordering = ("queued_at", "id")
-    page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 500
 
 
 @extend_schema(

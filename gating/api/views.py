@@ -10,12 +10,12 @@ from pydantic import ValidationError as PydanticValidationError
 from rest_framework import generics, serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.exceptions import UnsupportedMediaType, ValidationError
-from rest_framework.pagination import CursorPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from gating import selectors, services
 from gating.api.filters import OutputFilter
+from gating.api.pagination import OutputCursorPagination
 from gating.api.permissions import require_perm
 from gating.api.serializers import OutputSerializer, TaskTypeSerializer, output_representation
 from gating.models import Output, TaskType
@@ -44,13 +44,6 @@ def _json_body(request) -> bytes:
     if media_type != "application/json" or params.get("charset", "utf-8").lower() != "utf-8":
         raise UnsupportedMediaType(request.content_type or "none")
     return request.body
-
-
-class OutputCursorPagination(CursorPagination):
-    ordering = "-id"
-    page_size = 100
-    page_size_query_param = "page_size"
-    max_page_size = 1000
 
 
 @extend_schema_view(
