@@ -20,10 +20,12 @@ from gating.api.permissions import require_perm
 from gating.api.serializers import (
     BulkDecisionSerializer,
     DecisionSerializer,
+    QueueFilters,
     queue_entry_representation,
     review_item_representation,
     review_representation,
 )
+from gating.api.strict import NoFields
 from gating.models import ReviewItem
 
 _CAN_REVIEW = [IsAuthenticated, require_perm("gating.review_items")]
@@ -49,12 +51,18 @@ def _filtered_items(data) -> QuerySet[ReviewItem]:
     return filterset.qs
 
 
-def _filters_from(request) -> dict:
-    # Filters may come in the query string or the body: the page's forms post them.
+def _filters_from(request, body) -> dict:
+    """The queue filters from the query string and the (already validated) body: the pages'
+    forms post them."""
     data = request.query_params.dict()
-    if hasattr(request.data, "items"):
-        data.update({k: v for k, v in request.data.items() if k in ReviewItemFilter.base_filters})
+    data.update({k: v for k, v in body.initial_data.items() if k in ReviewItemFilter.base_filters})
     return data
+
+
+def _valid_body(serializer_class, request):
+    body = serializer_class(data=request.data)
+    body.is_valid(raise_exception=True)
+    return body
 
 
 @extend_schema(
@@ -116,7 +124,8 @@ def _item_response(item, *, status_code=status.HTTP_200_OK) -> Response:
 @permission_classes(_CAN_REVIEW)
 @parser_classes(_PARSERS)
 def queue_claim(request):
-    item = reviews.item_claim(reviewer=request.user, items=_filtered_items(_filters_from(request)))
+    filters = _filters_from(request, _valid_body(QueueFilters, request))
+    item = reviews.item_claim(reviewer=request.user, items=_filtered_items(filters))
     if item is None:
         return Response(status=status.HTTP_204_NO_CONTENT)
     return _item_response(item)
@@ -131,6 +140,7 @@ def queue_claim(request):
 @permission_classes(_CAN_REVIEW)
 @parser_classes(_PARSERS)
 def queue_heartbeat(request, item_id: int):
+    _valid_body(NoFields, request)
     item = reviews.item_heartbeat(item_id=item_id, reviewer=request.user)
     return Response({"id": item.pk, "lease_expires_at": item.lease_expires_at})
 
@@ -144,6 +154,7 @@ def queue_heartbeat(request, item_id: int):
 @permission_classes(_CAN_REVIEW)
 @parser_classes(_PARSERS)
 def queue_release(request, item_id: int):
+    _valid_body(NoFields, request)
     reviews.item_release(item_id=item_id, reviewer=request.user)
     return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -162,9 +173,7 @@ def queue_release(request, item_id: int):
 @permission_classes(_CAN_REVIEW)
 @parser_classes(_PARSERS)
 def queue_decision(request, item_id: int):
-    serializer = DecisionSerializer(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    data = serializer.validated_data
+    data = _valid_body(DecisionSerializer, request).validated_data
     review = reviews.item_decide(
         item_id=item_id,
         reviewer=request.user,
@@ -191,10 +200,9 @@ def queue_decision(request, item_id: int):
 @permission_classes([IsAuthenticated, require_perm("gating.bulk_decide")])
 @parser_classes(_PARSERS)
 def queue_bulk_decision(request):
-    serializer = BulkDecisionSerializer(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    data = serializer.validated_data
-    items = _filtered_items(_filters_from(request))
+    body = _valid_body(BulkDecisionSerializer, request)
+    data = body.validated_data
+    items = _filtered_items(_filters_from(request, body))
     if data["dry_run"]:
         matched = selectors.bulk_decision_count(items)
         return Response({"outputs": matched, "dry_run": True})

@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from gating.api.strict import StrictModelSerializer, StrictSerializer
 from gating.models import Output, Review, ReviewItem, TaskType
 
 
@@ -90,7 +91,7 @@ def review_item_representation(item: ReviewItem, *, now, prior_reviews=()) -> di
     }
 
 
-class DecisionSerializer(serializers.Serializer):
+class DecisionSerializer(StrictSerializer):
     action = serializers.ChoiceField(choices=Review.Action.choices)
     output = serializers.CharField(
         required=False, allow_blank=True, trim_whitespace=False, max_length=200_000
@@ -99,7 +100,18 @@ class DecisionSerializer(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, max_length=5_000, default="")
 
 
-class BulkDecisionSerializer(serializers.Serializer):
+class QueueFilters(StrictSerializer):
+    """The queue's filters as a claim's or a bulk decision's body may carry them (the pages'
+    forms post them): typed here, their values checked by gating.api.filters.ReviewItemFilter."""
+
+    task_type = serializers.CharField(required=False)
+    model = serializers.CharField(required=False)
+    score_min = serializers.FloatField(required=False)
+    score_max = serializers.FloatField(required=False)
+    kind = serializers.CharField(required=False)
+
+
+class BulkDecisionSerializer(QueueFilters):
     action = serializers.ChoiceField(choices=[Review.Action.APPROVE, Review.Action.REJECT])
     reason = serializers.CharField(max_length=500)
     dry_run = serializers.BooleanField(default=False)
@@ -110,7 +122,7 @@ class OutputSerializer(serializers.BaseSerializer):
         return output_representation(instance)
 
 
-class TaskTypeSerializer(serializers.ModelSerializer):
+class TaskTypeSerializer(StrictModelSerializer):
     class Meta:
         model = TaskType
         fields = [

@@ -6,6 +6,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from gating.api.permissions import require_perm
+from gating.api.strict import StrictSerializer
 from learning import alerts, selectors
 from learning.models import Alert
 
@@ -84,7 +85,7 @@ class AlertList(generics.ListAPIView):
         return Alert.objects.select_related("acknowledged_by").order_by("-first_seen", "-id")
 
 
-class AcknowledgeSerializer(serializers.Serializer):
+class AcknowledgeSerializer(StrictSerializer):
     note = serializers.CharField(max_length=2000, help_text="What is being done about it.")
 
 
