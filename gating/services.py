@@ -1,0 +1,445 @@
+"""Writes to the gate's data: ingest outputs, edit task types, create users and tokens."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Iterable
+from contextlib import nullcontext
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
+
+from cachetools import TTLCache
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractUser, Group
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from gating import bulk, reviews, scoring
+from gating.audit import audit_record
+from gating.exceptions import IdempotencyConflict
+from gating.models import (
+    DEFAULT_FACT_CHECK_VALIDATORS,
+    ApiToken,
+    AuditEvent,
+    Output,
+    ReviewItem,
+    TaskModelStats,
+    TaskType,
+    Validator,
+)
+from gating.roles import Role
+from gating.submissions import OutputSubmission, fingerprint
+from gating.tokens import generate_token, hash_token
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    output: Output
+    created: bool
+
+
+@dataclass(frozen=True)
+class _GateConfig:
+    """A task type and its validators: what the gate needs besides the pair's counters."""
+
+    task_type: TaskType
+    validators: dict[str, Validator]
+
+
+@dataclass(frozen=True)
+class _TaskContext:
+    """What the gate needs to know about one task type, fetched once per request."""
+
+    task_type: TaskType
+    validators: dict[str, Validator]
+    pair_stats: dict[str, scoring.PairHistory]
+
+    @cached_property
+    def policy(self) -> scoring.GatePolicy:
+        t = self.task_type
+        return scoring.GatePolicy(
+            review_threshold=t.review_threshold,
+            approve_threshold=t.approve_threshold,
+            cold_start_reviews=t.cold_start_reviews,
+            cold_start_margin=t.cold_start_margin,
+            task_type_reviewed=t.reviewed_count,
+        )
+
+    @cached_property
+    def outcomes(self) -> dict[tuple[str, bool], scoring.ValidatorOutcome]:
+        """Each validator's two possible outcomes, made once rather than for every output."""
+        return {
+            (v.name, passed): scoring.ValidatorOutcome(v.name, passed, v.weight, v.is_fact_check)
+            for v in self.validators.values()
+            for passed in (True, False)
+        }
+
+
+# Per-process caches so that a steady stream of outputs costs no configuration queries.
+# Entries are stored only after commit, so a rolled-back batch cannot leave a task type
+# in the cache that the database never kept.
+_configs: TTLCache = TTLCache(maxsize=1_000, ttl=settings.GATE_CACHE_SECONDS)
+_pairs: TTLCache = TTLCache(maxsize=50_000, ttl=settings.GATE_CACHE_SECONDS)
+_cache_lock = threading.Lock()
+
+
+def gate_caches_clear() -> None:
+    with _cache_lock:
+        _configs.clear()
+        _pairs.clear()
+
+
+def _cache_after_commit(cache: TTLCache, entries: dict) -> None:
+    def store():
+        with _cache_lock:
+            cache.update(entries)
+
+    transaction.on_commit(store)
+
+
+def _load_configs(needed: dict[str, set[str]]) -> dict[str, _GateConfig]:
+    """Task types by name with their validators, creating what is missing: two queries
+    when nothing is new."""
+    task_types = {t.name: t for t in TaskType.objects.filter(name__in=needed)}
+    # New rows in name order: two batches creating the same task types (or validators)
+    # in different orders would each hold a row the other waits for, and deadlock.
+    for name in sorted(needed.keys() - task_types.keys()):
+        task_types[name], _ = TaskType.objects.get_or_create(name=name)
+
+    def validators_of(ids) -> dict[int, dict[str, Validator]]:
+        found: dict[int, dict[str, Validator]] = {pk: {} for pk in ids}
+        for v in Validator.objects.filter(task_type__in=ids):
+            found[v.task_type_id][v.name] = v
+        return found
+
+    validators = validators_of([t.pk for t in task_types.values()])
+    missing = [
+        Validator(task_type=t, name=n, is_fact_check=n in DEFAULT_FACT_CHECK_VALIDATORS)
+        for name, t in sorted(task_types.items())
+        for n in sorted(needed[name] - validators[t.pk].keys())
+    ]
+    if missing:
+        Validator.objects.bulk_create(missing, ignore_conflicts=True)
+        validators.update(validators_of({v.task_type_id for v in missing}))
+    return {
+        name: _GateConfig(task_type=t, validators=validators[t.pk])
+        for name, t in task_types.items()
+    }
+
+
+def _task_contexts(submissions: Iterable[OutputSubmission]) -> dict[str, _TaskContext]:
+    """The gate's inputs for each task type (created on first use), from cache where fresh."""
+    needed: dict[str, set[str]] = {}
+    models: dict[str, set[str]] = {}
+    for s in submissions:
+        needed.setdefault(s.task_type, set()).update(v.name for v in s.validators)
+        models.setdefault(s.task_type, set()).add(s.model)
+
+    with _cache_lock:
+        configs = {name: _configs.get(name) for name in needed}
+    stale = {
+        name: needed[name]
+        for name, config in configs.items()
+        if config is None or not needed[name] <= config.validators.keys()
+    }
+    loaded = _load_configs(stale) if stale else {}
+    configs.update(loaded)
+    if loaded:
+        _cache_after_commit(_configs, loaded)
+
+    keys = {(configs[name].task_type.pk, m) for name in needed for m in models[name]}
+    with _cache_lock:
+        pairs = {k: _pairs[k] for k in keys if k in _pairs}
+    if missing := keys - pairs.keys():
+        fetched = {k: scoring.PairHistory() for k in missing}
+        rows = TaskModelStats.objects.filter(
+            task_type__in={tt for tt, _ in missing}, model__in={m for _, m in missing}
+        )
+        for row in rows:
+            if (row.task_type_id, row.model) in missing:
+                fetched[(row.task_type_id, row.model)] = scoring.PairHistory(
+                    reviewed=row.reviewed_count, approved_unchanged=row.approved_unchanged_count
+                )
+        pairs.update(fetched)
+        _cache_after_commit(_pairs, fetched)
+
+    return {
+        name: _TaskContext(
+            task_type=c.task_type,
+            validators=c.validators,
+            pair_stats={m: pairs[(c.task_type.pk, m)] for m in models[name]},
+        )
+        for name, c in configs.items()
+    }
+
+
+def _gate(submission: OutputSubmission, context: _TaskContext) -> scoring.GateResult:
+    outcome = context.outcomes
+    return scoring.score_output(
+        validators=tuple(outcome[v.name, v.passed] for v in submission.validators),
+        input_clarity=submission.input_clarity,
+        coherence=submission.coherence,
+        requires_fact_check=submission.requires_fact_check,
+        pair=context.pair_stats.get(submission.model, scoring.PairHistory()),
+        policy=context.policy,
+    )
+
+
+def _build_output(
+    *, source: AbstractUser, submission: OutputSubmission, context: _TaskContext, now
+) -> Output:
+    result = _gate(submission, context)
+    held = result.decision is scoring.Decision.PENDING_REVIEW
+    sent = submission.model_dump(mode="json")
+    values = {
+        "source_id": source.pk,
+        "external_id": submission.external_id,
+        "request_hash": fingerprint(sent),
+        "task_type_id": context.task_type.pk,
+        "model": submission.model,
+        "tier": submission.tier,
+        "input_text": submission.input,
+        "output_text": submission.output,
+        "input_clarity": submission.input_clarity,
+        "coherence": submission.coherence,
+        "requires_fact_check": submission.requires_fact_check,
+        "validator_results": sent["validators"],
+        "evidence": submission.evidence,
+        "metadata": submission.metadata,
+        "score": result.score,
+        "base_score": result.base_score,
+        "decision": result.decision.value,
+        "review_threshold": result.review_threshold,
+        "approve_threshold": result.approve_threshold,
+        "scorer": result.scorer,
+        "impacts": [i.as_dict() for i in result.impacts],
+        "reasons": result.reasons,
+        "status": Output.Status.PENDING if held else Output.Status.APPROVED,
+        "final_output_text": None if held else submission.output,
+        "created_at": now,
+        "decided_at": None if held else now,
+    }
+    output = bulk.unsaved(Output, values)
+    Output.source.field.set_cached_value(output, source)
+    Output.task_type.field.set_cached_value(output, context.task_type)
+    return output
+
+
+def _replay(existing: Output, submission: OutputSubmission) -> IngestResult:
+    if not submission.is_replay_of(existing.request_hash):
+        raise IdempotencyConflict(
+            f"external_id {existing.external_id!r} was already submitted with a different body."
+        )
+    return IngestResult(output=existing, created=False)
+
+
+def output_ingest(*, source: AbstractUser, submission: OutputSubmission) -> IngestResult:
+    """Score and store one output, or return the stored one for an identical replay.
+
+    Raises IdempotencyConflict when the external_id was used before with another body.
+    """
+    context = _task_contexts([submission])[submission.task_type]
+    output = _build_output(
+        source=source, submission=submission, context=context, now=timezone.now()
+    )
+    # Insert first and let the unique constraint find replays: they are rare, and checking
+    # first would cost every new output a query. Inside a transaction a savepoint keeps
+    # that transaction usable after the constraint fires.
+    items = reviews.review_items_for([output])
+    # A held output and its queue item are stored together, or neither is: PostgreSQL
+    # inserts both in one statement; elsewhere they need a transaction.
+    needs_transaction = items and connection.vendor != "postgresql"
+    guard = (
+        transaction.atomic() if connection.in_atomic_block or needs_transaction else nullcontext()
+    )
+    try:
+        with guard:
+            _insert_outputs([output], items)
+    except IntegrityError:
+        existing = _existing_output(source, submission.external_id)
+        if existing is None:
+            raise
+        return _replay(existing, submission)
+    return IngestResult(output=output, created=True)
+
+
+def output_ingest_batch(
+    *,
+    source: AbstractUser,
+    submissions: list[OutputSubmission],
+    created_at: list[datetime] | None = None,
+    rng: random.Random | None = None,
+) -> list[IngestResult]:
+    """Score and store a batch in one transaction: every new output is stored, or none is.
+
+    Items already stored with an identical body are replays; one stored with a different
+    body makes the whole batch fail with IdempotencyConflict naming each such index.
+    The simulator passes each output's ``created_at`` and a seeded ``rng`` for the queue's
+    sampling draws, to replay history repeatably.
+    """
+    # The simulator replays history, so it gives each output its own arrival time.
+    arrivals = (
+        {s.external_id: t for s, t in zip(submissions, created_at, strict=True)}
+        if created_at
+        else {}
+    )
+    with transaction.atomic():
+        # Insert first and let the unique constraint find replays, as for one output:
+        # most batches are all new, and looking them up first costs a query per batch.
+        try:
+            with transaction.atomic():
+                built = _store_new(source, submissions, arrivals, rng)
+            return [IngestResult(output=o, created=True) for o in built]
+        except IntegrityError:
+            pass
+        existing = {
+            o.external_id: o
+            for o in Output.objects.select_related("task_type").filter(
+                source=source, external_id__in=[s.external_id for s in submissions]
+            )
+        }
+        conflicts = [
+            index
+            for index, s in enumerate(submissions)
+            if s.external_id in existing
+            and not s.is_replay_of(existing[s.external_id].request_hash)
+        ]
+        if conflicts:
+            raise IdempotencyConflict(
+                "These items reuse an external_id with a different body.", indexes=conflicts
+            )
+        fresh = [s for s in submissions if s.external_id not in existing]
+        try:
+            with transaction.atomic():
+                built = _store_new(source, fresh, arrivals, rng)
+        except IntegrityError as exc:
+            raise IdempotencyConflict(
+                "Another request stored some of these external_ids at the same time; "
+                "retry the batch."
+            ) from exc
+    created = iter(built)
+    return [
+        IngestResult(output=existing[s.external_id], created=False)
+        if s.external_id in existing
+        else IngestResult(output=next(created), created=True)
+        for s in submissions
+    ]
+
+
+def _store_new(
+    source: AbstractUser,
+    submissions: list[OutputSubmission],
+    arrivals: dict[str, datetime],
+    rng: random.Random | None,
+) -> list[Output]:
+    if not submissions:
+        return []
+    contexts = _task_contexts(submissions)
+    now = timezone.now()
+    built = [
+        _build_output(
+            source=source,
+            submission=s,
+            context=contexts[s.task_type],
+            now=arrivals.get(s.external_id, now),
+        )
+        for s in submissions
+    ]
+    _insert_outputs(built, reviews.review_items_for(built, rng=rng))
+    return built
+
+
+def _existing_output(source: AbstractUser, external_id: str) -> Output | None:
+    return (
+        Output.objects.select_related("task_type")
+        .filter(source=source, external_id=external_id)
+        .order_by()
+        .first()
+    )
+
+
+def _insert_outputs(outputs: list[Output], items: list[ReviewItem]) -> None:
+    """Insert new outputs with their queue items and set their ids.
+
+    This is the gate's hot path, so on PostgreSQL it bypasses the ORM's per-row SQL
+    compilation: one output (and its item) goes in as a single statement, and a batch as
+    COPY, which is several times faster than a multi-row INSERT for rows with large JSON
+    columns. Other databases use bulk_create.
+    """
+    if connection.vendor == "postgresql" and len(outputs) == 1:
+        with connection.cursor() as cursor, connection.wrap_database_errors:
+            _insert_one(cursor, outputs[0], items[0] if items else None)
+        bulk.mark_saved([*outputs, *items])
+        return
+    bulk.insert_rows(outputs)
+    for item in items:
+        item.output_id = item.output.pk
+    bulk.insert_rows(items)
+
+
+def _insert_one(cursor, output: Output, item: ReviewItem | None) -> None:
+    table = bulk.Table.of(Output)
+    insert = (
+        f"INSERT INTO {table.quoted} ({table.columns}) VALUES ({table.placeholders}) RETURNING id"
+    )
+    if item is None:
+        cursor.execute(insert, table.row(output))
+        (output.pk,) = cursor.fetchone()
+        return
+    # A held output and its queue item in one statement: atomic without a transaction's
+    # extra round trips.
+    items = bulk.Table.of(ReviewItem, exclude=("output_id",))
+    cursor.execute(
+        f"WITH new_output AS ({insert}) "
+        f"INSERT INTO {items.quoted} (output_id, {items.columns}) "
+        f"SELECT id, {items.placeholders} FROM new_output RETURNING output_id, id",
+        [*table.row(output), *items.row(item)],
+    )
+    output.pk, item.pk = cursor.fetchone()
+    item.output_id = output.pk
+
+
+def task_type_update(*, task_type: TaskType, changes: dict, actor: AbstractUser) -> TaskType:
+    """Apply already-validated threshold, cold-start and sampling changes to a task type.
+
+    A value equal to the current one is no change; with no change left, nothing is saved
+    or audited (an empty edit must not look like an edit in the log or in updated_at).
+    """
+    changed = {
+        field: value for field, value in changes.items() if getattr(task_type, field) != value
+    }
+    if not changed:
+        return task_type
+    before = {field: getattr(task_type, field) for field in changed}
+    for field, value in changed.items():
+        setattr(task_type, field, value)
+    with transaction.atomic():
+        task_type.save(update_fields=[*changed, "updated_at"])
+        audit_record(
+            actor=actor,
+            action=AuditEvent.Action.THRESHOLD_EDIT,
+            obj=task_type,
+            before=before,
+            after=changed,
+        )
+    transaction.on_commit(gate_caches_clear)
+    return task_type
+
+
+def user_create(*, username: str, role: Role, password: str | None = None) -> AbstractUser:
+    user = get_user_model().objects.create_user(username=username, password=password)
+    if role is Role.ADMIN:
+        user.is_staff = True
+        user.save(update_fields=["is_staff"])
+    user.groups.add(Group.objects.get(name=role.value))
+    return user
+
+
+def api_token_create(*, user: AbstractUser, name: str = "") -> tuple[ApiToken, str]:
+    """Create a token for the user. Returns the stored record and the raw token, shown once."""
+    raw = generate_token()
+    token = ApiToken.objects.create(user=user, name=name, key_hash=hash_token(raw), prefix=raw[:10])
+    return token, raw
