@@ -3,10 +3,13 @@ import json
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
+from django.contrib.auth.models import Group
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils.html import format_html
 
-from gating import services, webhooks
+from gating import services, users, webhooks
 from gating.authentication import forget_tokens
 from gating.models import (
     ApiToken,
@@ -21,7 +24,7 @@ from gating.models import (
     WebhookAttempt,
     WebhookDelivery,
 )
-from gating.roles import Role
+from gating.roles import Role, user_role
 
 
 class ValidatorInline(admin.TabularInline):
@@ -319,3 +322,147 @@ class ReviewAdmin(ReadOnlyAdmin):
     raw_id_fields = ["output", "item"]
     date_hierarchy = "decided_at"
     show_full_result_count = False
+
+
+# --------------------------------------------------------------------------- users and roles
+# Access is given as one role, through gating.users, which decides who may give what and
+# records every change in the audit log. Django's raw fields (groups, permissions, the
+# superuser and staff flags) are never edited here.
+
+ROLE_RULE = (
+    "One role per account. An admin gives gateway, reviewer or lead to accounts that are "
+    "neither admins nor superusers. Only a superuser gives the admin role or the superuser "
+    "flag, or changes an admin's or a superuser's account. Nobody changes their own role. "
+    "Every change is in the audit log."
+)
+RAW_ACCESS_FIELDS = {"is_superuser", "is_staff", "groups", "user_permissions"}
+
+
+class AccessFormMixin(forms.Form):
+    """The role choice (and, for superusers, the superuser flag) of the user editor,
+    offering only what the signed-in user may give."""
+
+    role = forms.ChoiceField(label="Role", required=False, help_text=ROLE_RULE)
+    actor = None  # the signed-in user: UserAccessAdmin.get_form sets it for each request
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        user = self.instance
+        current = user_role(user) if user.pk else None
+        offered = users.roles_grantable(actor=self.actor, user=user)
+        field = self.fields["role"]
+        field.choices = [("", "No role")] + [(r.value, r.value) for r in offered or Role]
+        field.initial = current.value if current else ""
+        # An account's own access is shown but not changed (gating.users refuses it too).
+        field.disabled = not offered
+
+    def clean_role(self) -> Role | None:
+        value = self.cleaned_data["role"]
+        return Role(value) if value else None
+
+
+class UserAddForm(AccessFormMixin, AdminUserCreationForm):
+    pass
+
+
+class UserAccessChangeForm(AccessFormMixin, UserChangeForm):
+    superuser = forms.BooleanField(
+        label="Superuser",
+        required=False,
+        help_text="Every permission, whatever the role. Only a superuser gives it.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.actor.is_superuser:
+            del self.fields["superuser"]
+            return
+        refusal = users.superuser_change_refusal(actor=self.actor, user=self.instance)
+        self.fields["superuser"].initial = self.instance.is_superuser
+        self.fields["superuser"].disabled = refusal is not None
+
+
+admin.site.unregister(get_user_model())
+
+
+@admin.register(get_user_model())
+class UserAccessAdmin(UserAdmin):
+    form = UserAccessChangeForm
+    add_form = UserAddForm
+    add_fieldsets = [
+        (
+            None,
+            {
+                "classes": ["wide"],
+                "fields": ["username", "usable_password", "password1", "password2", "role"],
+            },
+        )
+    ]
+    readonly_fields = ["last_login", "date_joined"]
+    list_display = ["username", "email", "first_name", "last_name", "role", "is_active"]
+
+    def get_fieldsets(self, request, obj=None):
+        if obj is None:
+            return self.add_fieldsets
+        access = (
+            ["role", "superuser", "is_active"]
+            if request.user.is_superuser
+            else ["role", "is_active"]
+        )
+        return [
+            (None, {"fields": ["username", "password"]}),
+            ("Personal info", {"fields": ["first_name", "last_name", "email"]}),
+            ("Access", {"fields": access}),
+            ("Important dates", {"fields": ["last_login", "date_joined"]}),
+        ]
+
+    def get_form(self, request, obj=None, **kwargs):
+        form = super().get_form(request, obj, **kwargs)
+        return type(form.__name__, (form,), {"actor": request.user})
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("groups")
+
+    def has_change_permission(self, request, obj=None):
+        if not super().has_change_permission(request, obj):
+            return False
+        return obj is None or users.account_editable_by(actor=request.user, user=obj)
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        if request.method == "POST" and RAW_ACCESS_FIELDS & set(request.POST):
+            # The editor never offers these fields: a post that carries them was made by hand.
+            raise PermissionDenied
+        with users.access_changes_by(request.user):
+            return super().changeform_view(request, object_id, form_url, extra_context)
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if "role" in form.changed_data:
+            users.user_role_set(user=obj, role=form.cleaned_data["role"], actor=request.user)
+        if "superuser" in form.changed_data:
+            users.user_superuser_set(
+                user=obj, is_superuser=form.cleaned_data["superuser"], actor=request.user
+            )
+
+    @admin.display(description="role")
+    def role(self, obj):
+        role = user_role(obj)
+        return role.value if role else "-"
+
+
+admin.site.unregister(Group)
+
+
+@admin.register(Group)
+class RoleGroupAdmin(GroupAdmin):
+    """The roles' groups, read-only: gating/roles.py defines them and ensure_roles puts them
+    back after every migrate, so an edit here would be undone without a word."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -10,7 +10,11 @@ class GatingConfig(AppConfig):
 
         import gating.api.schema  # noqa: F401  (registers the OpenAPI auth extension)
         from gating.roles import ensure_roles
+        from gating.users import access_audit_connect
 
         # Roles are groups whose permissions exist only after migrate has created them, and
         # they include other apps' permissions (learning, beat): refresh after every app.
         post_migrate.connect(ensure_roles, dispatch_uid="gating.ensure_roles")
+        # Every change of a user's access goes to the audit log, whatever door it came
+        # through: the receivers see the admin, the services and a shell alike.
+        access_audit_connect()

@@ -13,11 +13,11 @@ from functools import cached_property
 from cachetools import TTLCache
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractUser, Group
+from django.contrib.auth.models import AbstractUser
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from gating import bulk, reviews, scoring
+from gating import bulk, reviews, scoring, users
 from gating.audit import audit_record
 from gating.exceptions import IdempotencyConflict
 from gating.models import (
@@ -431,10 +431,7 @@ def task_type_update(*, task_type: TaskType, changes: dict, actor: AbstractUser)
 
 def user_create(*, username: str, role: Role, password: str | None = None) -> AbstractUser:
     user = get_user_model().objects.create_user(username=username, password=password)
-    if role is Role.ADMIN:
-        user.is_staff = True
-        user.save(update_fields=["is_staff"])
-    user.groups.add(Group.objects.get(name=role.value))
+    users.user_role_set(user=user, role=role, actor=None)
     return user
 
 

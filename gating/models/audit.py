@@ -18,6 +18,7 @@ class AuditEvent(models.Model):
         THRESHOLD_EDIT = "threshold_edit", "Threshold edit"
         WEBHOOK_EDIT = "webhook_edit", "Webhook edit"
         BACKLOG_RELIEF = "backlog_relief", "Backlog relief"
+        ACCESS_CHANGE = "access_change", "Access change"
 
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -25,7 +26,8 @@ class AuditEvent(models.Model):
         null=True,
         blank=True,
         related_name="audit_events",
-        help_text="Empty for the system's own actions (learning cycles).",
+        help_text="Empty for the system's own actions (learning cycles) and for access "
+        "changes that no signed-in user made (manage.py, a shell).",
     )
     at = models.DateTimeField(db_index=True)
     action = models.CharField(max_length=30, choices=Action.choices, db_index=True)

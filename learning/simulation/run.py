@@ -15,7 +15,6 @@ import multiprocessing
 import random
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 
@@ -24,12 +23,12 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
 from django.db import connection, transaction
 
-from gating import bulk, reviews, services
+from gating import reviews, services
 from gating.models import Output, Review, ReviewItem, TaskType
 from gating.roles import Role
-from gating.submissions import OutputSubmission
 from learning.models import Alert, CycleRun, SimulatedTruth
 from learning.simulation import workers
+from learning.simulation.chunks import gate_chunk, replay_transaction
 from learning.simulation.world import (
     DEFAULT_REVIEWERS,
     WORKDAY_END,
@@ -348,53 +347,6 @@ def _queue_statistics_refresh() -> None:
     with connection.cursor() as cursor:
         for model in (ReviewItem, Review):
             cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
-
-
-@contextmanager
-def replay_transaction(*, enabled: bool):
-    if not enabled:
-        yield
-        return
-    with transaction.atomic():
-        if connection.vendor == "postgresql":
-            # A replay can be run again: it need not wait for each commit to reach the
-            # disk, and the commits are many.
-            with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL synchronous_commit TO OFF")
-        yield
-
-
-def gate_chunk(traffic: DayTraffic, chunk: tuple[int, int], gateway: AbstractUser) -> int:
-    """Gate one chunk of the day through the batch ingest and store its truths apart;
-    returns how many outputs it gated.
-
-    The caller clears the gate's caches at each new simulated hour: they expire by
-    wall-clock time, and a replay must score every output with the counters of its own
-    simulated hour, which change only between hours (with the reviews and the cycles).
-    """
-    batch = traffic.submissions(*chunk)
-    results = services.output_ingest_batch(
-        source=gateway,
-        submissions=[OutputSubmission.model_validate(sent) for sent, _, _ in batch],
-        created_at=[at for _, at, _ in batch],
-        # The gate's own draws (audits, second reviews), seeded per chunk.
-        rng=random.Random(f"{traffic.config.seed}-gate-{traffic.day}-{chunk[0]}"),
-    )
-    # A run repeated without --reset replays what is stored: those truths are there already.
-    created = [
-        (r.output.pk, truth) for r, (_, _, truth) in zip(results, batch, strict=True) if r.created
-    ]
-    _truths_store(created, traffic.config.seed)
-    return len(batch)
-
-
-def _truths_store(fresh: list[tuple[int, Truth]], seed: int) -> None:
-    bulk.insert_rows(
-        [
-            bulk.unsaved(SimulatedTruth, {"output_id": pk, "truth": truth.value, "seed": seed})
-            for pk, truth in fresh
-        ]
-    )
 
 
 class _Gatekeepers:

@@ -43,7 +43,7 @@ def worker_gate(job: tuple[int, int, tuple[int, int]]) -> int:
         gc.set_threshold(_YOUNG_OBJECTS_BEFORE_A_PASS)
 
     from gating import services
-    from learning.simulation import run, world
+    from learning.simulation import chunks, world
 
     day, hour, chunk = job
     if _state.get("hour") != (day, hour):
@@ -54,5 +54,5 @@ def worker_gate(job: tuple[int, int, tuple[int, int]]) -> int:
         _state["traffic"] = None
         gc.collect()
         traffic = _state["traffic"] = world.day_traffic(_state["config"], day)
-    with run.replay_transaction(enabled=True):
-        return run.gate_chunk(traffic, chunk, _state["gateway"])
+    with chunks.replay_transaction(enabled=True):
+        return chunks.gate_chunk(traffic, chunk, _state["gateway"])
