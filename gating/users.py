@@ -147,10 +147,10 @@ def _users_access(pks: Iterable[int]) -> dict[int, dict]:
         .objects.filter(pk__in=list(pks))
         .values_list("pk", "is_superuser", "is_staff")
     }
-    memberships = Group.objects.filter(user__in=access).order_by("name")
+    memberships = Group.objects.filter(user__in=list(access)).order_by("name")
     for pk, name in memberships.values_list("user", "name"):
         access[pk]["groups"].append(name)
-    for pk, name in _permission_names(Permission.objects.filter(user__in=access), "user"):
+    for pk, name in _permission_names(Permission.objects.filter(user__in=list(access)), "user"):
         access[pk]["permissions"].append(name)
     return access
 
@@ -158,7 +158,7 @@ def _users_access(pks: Iterable[int]) -> dict[int, dict]:
 def _groups_access(pks: Iterable[int]) -> dict[int, dict]:
     """Each group's permissions as the audit log shows them."""
     access = {pk: {"permissions": []} for pk in pks}
-    for pk, name in _permission_names(Permission.objects.filter(group__in=access), "group"):
+    for pk, name in _permission_names(Permission.objects.filter(group__in=list(access)), "group"):
         access[pk]["permissions"].append(name)
     return access
 
