@@ -17,9 +17,17 @@ class ReviewConflict(GatehouseError):
     """The review slot is decided already, or the caller does not hold its claim."""
 
 
-class DecisionInvalid(GatehouseError):
-    """A decision or bulk decision that cannot be applied as asked (names the field)."""
+class FieldInvalid(GatehouseError):
+    """A request a service refuses for one field's value; the field is named."""
 
     def __init__(self, field: str, message: str):
         super().__init__(message)
         self.field = field
+
+
+class DecisionInvalid(FieldInvalid):
+    """A decision or bulk decision that cannot be applied as asked."""
+
+
+class TaskTypeInvalid(FieldInvalid):
+    """A task type edit that would break a rule of task types (review < approve)."""

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from gating import bulk, reviews, scoring, users
 from gating.audit import audit_record
-from gating.exceptions import IdempotencyConflict
+from gating.exceptions import IdempotencyConflict, TaskTypeInvalid
 from gating.models import (
     DEFAULT_FACT_CHECK_VALIDATORS,
     ApiToken,
@@ -405,28 +405,54 @@ def _insert_one(cursor, output: Output, item: ReviewItem | None) -> None:
 def task_type_update(*, task_type: TaskType, changes: dict, actor: AbstractUser) -> TaskType:
     """Apply already-validated threshold, cold-start and sampling changes to a task type.
 
-    A value equal to the current one is no change; with no change left, nothing is saved
-    or audited (an empty edit must not look like an edit in the log or in updated_at).
+    The row is locked and the thresholds' order checked on the stored values merged with the
+    changes: two edits at once, each valid alone (review up, approve down), must not both
+    pass a check made on a stale copy. A value equal to the current one is no change; with
+    no change left, nothing is saved or audited (an empty edit must not look like an edit
+    in the log or in updated_at).
+
+    Raises TaskTypeInvalid naming the field that breaks review_threshold < approve_threshold.
     """
-    changed = {
-        field: value for field, value in changes.items() if getattr(task_type, field) != value
-    }
-    if not changed:
-        return task_type
-    before = {field: getattr(task_type, field) for field in changed}
-    for field, value in changed.items():
-        setattr(task_type, field, value)
     with transaction.atomic():
-        task_type.save(update_fields=[*changed, "updated_at"])
+        current = TaskType.objects.select_for_update().get(pk=task_type.pk)
+        changed = {
+            field: value for field, value in changes.items() if getattr(current, field) != value
+        }
+        if not changed:
+            return current
+        before = {field: getattr(current, field) for field in changed}
+        for field, value in changed.items():
+            setattr(current, field, value)
+        _check_thresholds_ordered(current, changed)
+        try:
+            current.save(update_fields=[*changed, "updated_at"])
+        except IntegrityError as exc:
+            # The rules checked only by the API's serializer (rates within 0..1) reach the
+            # database unchecked from other callers: still an answer, not a server error.
+            raise TaskTypeInvalid(
+                "non_field_errors",
+                "The change breaks a rule of task types: thresholds within 0..10 with review "
+                "below approve, rates within 0..1.",
+            ) from exc
         audit_record(
             actor=actor,
             action=AuditEvent.Action.THRESHOLD_EDIT,
-            obj=task_type,
+            obj=current,
             before=before,
             after=changed,
         )
     transaction.on_commit(gate_caches_clear)
-    return task_type
+    return current
+
+
+def _check_thresholds_ordered(task_type: TaskType, changed: dict) -> None:
+    """The database's task_type_thresholds_ordered, in words naming the field that moved."""
+    review, approve = task_type.review_threshold, task_type.approve_threshold
+    if review < approve:
+        return
+    if "review_threshold" in changed:
+        raise TaskTypeInvalid("review_threshold", f"Must be below approve_threshold ({approve:g}).")
+    raise TaskTypeInvalid("approve_threshold", f"Must be above review_threshold ({review:g}).")
 
 
 def user_create(*, username: str, role: Role, password: str | None = None) -> AbstractUser:

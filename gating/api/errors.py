@@ -4,19 +4,18 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from gating.exceptions import DecisionInvalid, GatehouseError, IdempotencyConflict, ReviewConflict
+from gating.exceptions import FieldInvalid, GatehouseError, IdempotencyConflict, ReviewConflict
 
 _STATUS_BY_ERROR: dict[type[GatehouseError], int] = {
     IdempotencyConflict: status.HTTP_409_CONFLICT,
     ReviewConflict: status.HTTP_409_CONFLICT,
-    DecisionInvalid: status.HTTP_400_BAD_REQUEST,
 }
 
 
 def exception_handler(exc, context):
     if isinstance(exc, GatehouseError):
         body = {"detail": str(exc)}
-        if isinstance(exc, DecisionInvalid):
+        if isinstance(exc, FieldInvalid):
             body = {exc.field: [str(exc)]}
         if isinstance(exc, IdempotencyConflict) and exc.indexes:
             body["indexes"] = exc.indexes

@@ -167,12 +167,3 @@ class TaskTypeSerializer(StrictModelSerializer):
     alpha_approve = serializers.FloatField(min_value=0.001, max_value=0.5, required=False)
     alpha_warning = serializers.FloatField(min_value=0.001, max_value=0.9, required=False)
     delta = serializers.FloatField(min_value=0.001, max_value=0.5, required=False)
-
-    def validate(self, attrs):
-        review = attrs.get("review_threshold", getattr(self.instance, "review_threshold", None))
-        approve = attrs.get("approve_threshold", getattr(self.instance, "approve_threshold", None))
-        if review is not None and approve is not None and not review < approve:
-            raise serializers.ValidationError(
-                {"review_threshold": [f"Must be below approve_threshold ({approve:g})."]}
-            )
-        return attrs

@@ -133,7 +133,8 @@ class TaskTypeDetail(generics.RetrieveUpdateAPIView):
     ]
 
     def perform_update(self, serializer):
-        services.task_type_update(
+        # The service answers with the row as stored, which the response shows.
+        serializer.instance = services.task_type_update(
             task_type=serializer.instance,
             changes=serializer.validated_data,
             actor=self.request.user,

@@ -2,7 +2,10 @@
 
 import pytest
 
+from gating import services
+from gating.exceptions import TaskTypeInvalid
 from gating.models import TaskType
+from gating.roles import Role
 from tests.factories import SubmissionFactory, TaskTypeFactory
 
 URL = "/api/v1/task-types/summarize/"
@@ -67,9 +70,22 @@ def test_invalid_thresholds_are_400_and_unchanged(admin_api, task_type, change, 
 
 
 def test_name_is_read_only(admin_api, task_type):
-    admin_api.patch(URL, {"name": "renamed"}, format="json")
+    response = admin_api.patch(URL, {"name": "renamed"}, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"name": ["Read-only field: it cannot be written."]}
     assert TaskType.objects.filter(name="summarize").exists()
 
 
 def test_unknown_task_type_is_404(admin_api):
     assert admin_api.get("/api/v1/task-types/nope/").status_code == 404
+
+
+def test_a_rule_only_the_database_checks_is_refused_as_data(task_type, user_in):
+    with pytest.raises(TaskTypeInvalid) as refused:
+        services.task_type_update(
+            task_type=task_type, changes={"audit_rate_approved": 2.0}, actor=user_in(Role.ADMIN)
+        )
+
+    assert refused.value.field == "non_field_errors"
+    task_type.refresh_from_db()
+    assert task_type.audit_rate_approved == 0.0
