@@ -7,6 +7,7 @@ from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Count
 from django.utils.html import format_html
 
 from gating import services, users, webhooks
@@ -14,6 +15,7 @@ from gating.authentication import forget_tokens
 from gating.models import (
     ApiToken,
     AuditEvent,
+    GatewaySettings,
     Output,
     Review,
     ReviewItem,
@@ -466,3 +468,50 @@ class RoleGroupAdmin(GroupAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+@admin.register(GatewaySettings)
+class GatewaySettingsAdmin(admin.ModelAdmin):
+    """Whether and how many task types each gateway may create by naming them; a gateway
+    without a row has the defaults. A gateway's settings belong to its account, so whoever
+    may see or change users may see or change them. Edits go through the service, which
+    audits them; deleting a row is setting the defaults, so it is not offered."""
+
+    list_display = ["user", "may_create_task_types", "task_type_limit", "task_types_created"]
+    fields = ["user", "may_create_task_types", "task_type_limit"]
+    list_select_related = ["user"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(created=Count("user__task_types_created"))
+
+    def get_readonly_fields(self, request, obj=None):
+        return ["user"] if obj is not None else []
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "user":
+            kwargs["queryset"] = get_user_model().objects.filter(groups__name=Role.GATEWAY.value)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.has_perm("auth.view_user")
+
+    def has_add_permission(self, request):
+        return request.user.has_perm("auth.change_user")
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.has_perm("auth.change_user")
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        services.gateway_settings_set(
+            user=obj.user,
+            may_create_task_types=obj.may_create_task_types,
+            task_type_limit=obj.task_type_limit,
+            actor=request.user,
+        )
+
+    @admin.display(description="task types created", ordering="created")
+    def task_types_created(self, obj):
+        return obj.created

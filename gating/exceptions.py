@@ -31,3 +31,18 @@ class DecisionInvalid(FieldInvalid):
 
 class TaskTypeInvalid(FieldInvalid):
     """A task type edit that would break a rule of task types (review < approve)."""
+
+
+class TaskTypeRefused(GatehouseError):
+    """Outputs name task types their gateway may not create (its GatewaySettings)."""
+
+    def __init__(self, reasons: dict[str, str], items: dict[int, str] | None = None):
+        super().__init__(" ".join(reasons.values()))
+        self.reasons = reasons
+        # For a batch: why, by the index of each item naming a refused task type.
+        self.items = items
+
+    def at_items(self, task_types: list[str]) -> "TaskTypeRefused":
+        """The same refusal, naming the items of a batch whose task types are ``task_types``."""
+        items = {i: self.reasons[name] for i, name in enumerate(task_types) if name in self.reasons}
+        return TaskTypeRefused(self.reasons, items)

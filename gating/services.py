@@ -19,15 +19,17 @@ from django.utils import timezone
 
 from gating import bulk, reviews, scoring, users
 from gating.audit import audit_record
-from gating.exceptions import IdempotencyConflict, TaskTypeInvalid
+from gating.exceptions import IdempotencyConflict, TaskTypeInvalid, TaskTypeRefused
 from gating.models import (
     DEFAULT_FACT_CHECK_VALIDATORS,
     ApiToken,
     AuditEvent,
+    GatewaySettings,
     Output,
     ReviewItem,
     TaskModelStats,
     TaskType,
+    TaskTypeCreation,
     Validator,
 )
 from gating.roles import Role
@@ -100,14 +102,12 @@ def _cache_after_commit(cache: TTLCache, entries: dict) -> None:
     transaction.on_commit(store)
 
 
-def _load_configs(needed: dict[str, set[str]]) -> dict[str, _GateConfig]:
-    """Task types by name with their validators, creating what is missing: two queries
-    when nothing is new."""
+def _load_configs(source: AbstractUser, needed: dict[str, set[str]]) -> dict[str, _GateConfig]:
+    """Task types by name with their validators, creating what is missing as far as the
+    gateway may: two queries when nothing is new."""
     task_types = {t.name: t for t in TaskType.objects.filter(name__in=needed)}
-    # New rows in name order: two batches creating the same task types (or validators)
-    # in different orders would each hold a row the other waits for, and deadlock.
-    for name in sorted(needed.keys() - task_types.keys()):
-        task_types[name], _ = TaskType.objects.get_or_create(name=name)
+    if new := needed.keys() - task_types.keys():
+        task_types |= _task_types_create(source=source, names=sorted(new))
 
     def validators_of(ids) -> dict[int, dict[str, Validator]]:
         found: dict[int, dict[str, Validator]] = {pk: {} for pk in ids}
@@ -130,7 +130,35 @@ def _load_configs(needed: dict[str, set[str]]) -> dict[str, _GateConfig]:
     }
 
 
-def _task_contexts(submissions: Iterable[OutputSubmission]) -> dict[str, _TaskContext]:
+def _task_types_create(*, source: AbstractUser, names: list[str]) -> dict[str, TaskType]:
+    """Create the task types a gateway names for the first time, as its GatewaySettings
+    allow, and record it as their creator.
+
+    The settings row stays locked while the gateway's task types are counted and created,
+    so that two requests cannot each find room for the last one. Rows are created in the
+    order given (name order): two batches creating the same task types (or validators) in
+    different orders would each hold a row the other waits for, and deadlock.
+
+    Raises TaskTypeRefused naming each task type the gateway may not create; then none is.
+    """
+    with transaction.atomic():
+        allowance, _ = GatewaySettings.objects.select_for_update().get_or_create(user=source)
+        refused = allowance.task_types_refused(
+            names, created=TaskTypeCreation.objects.filter(gateway=source).count()
+        )
+        if refused:
+            raise TaskTypeRefused(refused)
+        task_types = {}
+        for name in names:
+            task_types[name], created = TaskType.objects.get_or_create(name=name)
+            if created:
+                TaskTypeCreation.objects.create(task_type=task_types[name], gateway=source)
+    return task_types
+
+
+def _task_contexts(
+    source: AbstractUser, submissions: Iterable[OutputSubmission]
+) -> dict[str, _TaskContext]:
     """The gate's inputs for each task type (created on first use), from cache where fresh."""
     needed: dict[str, set[str]] = {}
     models: dict[str, set[str]] = {}
@@ -145,7 +173,7 @@ def _task_contexts(submissions: Iterable[OutputSubmission]) -> dict[str, _TaskCo
         for name, config in configs.items()
         if config is None or not needed[name] <= config.validators.keys()
     }
-    loaded = _load_configs(stale) if stale else {}
+    loaded = _load_configs(source, stale) if stale else {}
     configs.update(loaded)
     if loaded:
         _cache_after_commit(_configs, loaded)
@@ -239,9 +267,10 @@ def _replay(existing: Output, submission: OutputSubmission) -> IngestResult:
 def output_ingest(*, source: AbstractUser, submission: OutputSubmission) -> IngestResult:
     """Score and store one output, or return the stored one for an identical replay.
 
-    Raises IdempotencyConflict when the external_id was used before with another body.
+    Raises IdempotencyConflict when the external_id was used before with another body, and
+    TaskTypeRefused when it names a task type the gateway may not create.
     """
-    context = _task_contexts([submission])[submission.task_type]
+    context = _task_contexts(source, [submission])[submission.task_type]
     output = _build_output(
         source=source, submission=submission, context=context, now=timezone.now()
     )
@@ -276,10 +305,23 @@ def output_ingest_batch(
     """Score and store a batch in one transaction: every new output is stored, or none is.
 
     Items already stored with an identical body are replays; one stored with a different
-    body makes the whole batch fail with IdempotencyConflict naming each such index.
-    The simulator passes each output's ``created_at`` and a seeded ``rng`` for the queue's
-    sampling draws, to replay history repeatably.
+    body makes the whole batch fail with IdempotencyConflict naming each such index, and
+    one naming a task type the gateway may not create with TaskTypeRefused naming each
+    such item. The simulator passes each output's ``created_at`` and a seeded ``rng`` for
+    the queue's sampling draws, to replay history repeatably.
     """
+    try:
+        return _ingest_batch(source, submissions, created_at, rng)
+    except TaskTypeRefused as refused:
+        raise refused.at_items([s.task_type for s in submissions]) from None
+
+
+def _ingest_batch(
+    source: AbstractUser,
+    submissions: list[OutputSubmission],
+    created_at: list[datetime] | None,
+    rng: random.Random | None,
+) -> list[IngestResult]:
     # The simulator replays history, so it gives each output its own arrival time.
     arrivals = (
         {s.external_id: t for s, t in zip(submissions, created_at, strict=True)}
@@ -337,7 +379,7 @@ def _store_new(
 ) -> list[Output]:
     if not submissions:
         return []
-    contexts = _task_contexts(submissions)
+    contexts = _task_contexts(source, submissions)
     now = timezone.now()
     built = [
         _build_output(
@@ -453,6 +495,39 @@ def _check_thresholds_ordered(task_type: TaskType, changed: dict) -> None:
     if "review_threshold" in changed:
         raise TaskTypeInvalid("review_threshold", f"Must be below approve_threshold ({approve:g}).")
     raise TaskTypeInvalid("approve_threshold", f"Must be above review_threshold ({review:g}).")
+
+
+def gateway_settings_set(
+    *, user: AbstractUser, may_create_task_types: bool, task_type_limit: int, actor: AbstractUser
+) -> GatewaySettings:
+    """Set whether and how many task types a gateway may create by naming them.
+
+    Audited as an access change: it is what the account may do. Only what changed is
+    recorded, from the defaults for a gateway that had no settings yet.
+    """
+    with transaction.atomic():
+        current, _ = GatewaySettings.objects.select_for_update().get_or_create(user=user)
+        wanted = {
+            "may_create_task_types": may_create_task_types,
+            "task_type_limit": task_type_limit,
+        }
+        changed = {
+            field: value for field, value in wanted.items() if getattr(current, field) != value
+        }
+        if not changed:
+            return current
+        before = {field: getattr(current, field) for field in changed}
+        for field, value in changed.items():
+            setattr(current, field, value)
+        current.save(update_fields=list(changed))
+        audit_record(
+            actor=actor,
+            action=AuditEvent.Action.ACCESS_CHANGE,
+            obj=current,
+            before=before,
+            after=changed,
+        )
+    return current
 
 
 def user_create(*, username: str, role: Role, password: str | None = None) -> AbstractUser:

@@ -4,7 +4,13 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from gating.exceptions import FieldInvalid, GatehouseError, IdempotencyConflict, ReviewConflict
+from gating.exceptions import (
+    FieldInvalid,
+    GatehouseError,
+    IdempotencyConflict,
+    ReviewConflict,
+    TaskTypeRefused,
+)
 
 _STATUS_BY_ERROR: dict[type[GatehouseError], int] = {
     IdempotencyConflict: status.HTTP_409_CONFLICT,
@@ -14,10 +20,20 @@ _STATUS_BY_ERROR: dict[type[GatehouseError], int] = {
 
 def exception_handler(exc, context):
     if isinstance(exc, GatehouseError):
-        body = {"detail": str(exc)}
-        if isinstance(exc, FieldInvalid):
-            body = {exc.field: [str(exc)]}
-        if isinstance(exc, IdempotencyConflict) and exc.indexes:
-            body["indexes"] = exc.indexes
-        return Response(body, status=_STATUS_BY_ERROR.get(type(exc), status.HTTP_400_BAD_REQUEST))
+        return Response(
+            _body(exc), status=_STATUS_BY_ERROR.get(type(exc), status.HTTP_400_BAD_REQUEST)
+        )
     return drf_exception_handler(exc, context)
+
+
+def _body(exc: GatehouseError) -> dict:
+    if isinstance(exc, FieldInvalid):
+        return {exc.field: [str(exc)]}
+    if isinstance(exc, TaskTypeRefused):
+        if exc.items is None:
+            return {"task_type": list(exc.reasons.values())}
+        # As a batch's other bad items: each under its index.
+        return {"outputs": {str(i): {"task_type": [why]} for i, why in exc.items.items()}}
+    if isinstance(exc, IdempotencyConflict) and exc.indexes:
+        return {"detail": str(exc), "indexes": exc.indexes}
+    return {"detail": str(exc)}

@@ -1,6 +1,8 @@
 """The gating app's models, one module per concern."""
 
 from gating.models.audit import AuditEvent
+from gating.models.gateways import GatewaySettings, TaskTypeCreation
+from gating.models.outbox import OutboxMessage
 from gating.models.outputs import (
     DEFAULT_FACT_CHECK_VALIDATORS,
     ApiToken,
@@ -9,7 +11,6 @@ from gating.models.outputs import (
     TaskType,
     Validator,
 )
-from gating.models.outbox import OutboxMessage
 from gating.models.queue import Review, ReviewItem
 from gating.models.webhooks import Webhook, WebhookAttempt, WebhookDelivery
 
@@ -17,12 +18,14 @@ __all__ = [
     "DEFAULT_FACT_CHECK_VALIDATORS",
     "ApiToken",
     "AuditEvent",
+    "GatewaySettings",
     "OutboxMessage",
     "Output",
     "Review",
     "ReviewItem",
     "TaskModelStats",
     "TaskType",
+    "TaskTypeCreation",
     "Validator",
     "Webhook",
     "WebhookAttempt",
