@@ -256,7 +256,7 @@ def test_register_stores_the_hook_and_audits_it_without_the_secret(register, gat
     assert Webhook.objects.get() == hook
     assert hook.owner == gateway and hook.is_active
     assert hook.secret == secret and len(secret) >= 43  # 32 random bytes, base64url
-    event = AuditEvent.objects.get()
+    event = AuditEvent.objects.get(action=AuditEvent.Action.WEBHOOK_EDIT)
     assert (event.actor, event.action) == (admin_user, AuditEvent.Action.WEBHOOK_EDIT)
     assert (event.object_type, event.object_id) == ("gating.webhook", str(hook.pk))
     assert event.before is None
@@ -279,7 +279,8 @@ def test_register_refuses_an_owner_outside_the_gateway_role(register, user_in):
     with pytest.raises(ValidationError) as refused:
         register(f"https://{PUBLIC_IP}/hook", owner=user_in(Role.REVIEWER))
     assert list(refused.value.message_dict) == ["owner"]
-    assert not Webhook.objects.exists() and not AuditEvent.objects.exists()
+    assert not Webhook.objects.exists()
+    assert not AuditEvent.objects.filter(action=AuditEvent.Action.WEBHOOK_EDIT).exists()
 
 
 def test_register_refuses_a_private_url_naming_the_field(register):
@@ -691,7 +692,7 @@ def test_admin_add_shows_the_secret_once(admin_client_, gateway):
     hook = Webhook.objects.get()
     assert response.status_code == 200
     assert hook.secret in response.content.decode()
-    assert AuditEvent.objects.get().action == AuditEvent.Action.WEBHOOK_EDIT
+    assert AuditEvent.objects.filter(action=AuditEvent.Action.WEBHOOK_EDIT).count() == 1
     again = admin_client_.get(reverse("admin:gating_webhook_change", args=[hook.pk]))
     assert again.status_code == 200
     assert hook.secret not in again.content.decode()
