@@ -2,7 +2,8 @@
 
 pydantic validates in compiled code, which keeps the batch endpoint fast, and
 drf-spectacular publishes these models in the OpenAPI schema, so the documented
-shape and the enforced one cannot drift apart.
+shape and the enforced one cannot drift apart. The answers' models are in
+gating.api.responses.
 """
 
 from __future__ import annotations
@@ -152,41 +153,6 @@ class BatchSubmission(_Strict):
                 }
             first_index.setdefault(item.external_id, index)
         return {"outputs": items} if items else {}
-
-
-class ThresholdsOut(BaseModel):
-    review: float
-    approve: float
-
-
-class ImpactOut(BaseModel):
-    factor: str
-    points: float
-    detail: str
-
-
-class OutputResult(BaseModel):
-    """What the gate answers for one output (and what GET returns for it later)."""
-
-    id: int
-    external_id: str
-    task_type: str
-    model: str
-    tier: str
-    score: float
-    base_score: float
-    decision: str = Field(description="approved, warning or pending_review")
-    status: str = Field(description="pending, approved, modified or rejected")
-    final_output: str | None = Field(description="The text to deliver once decided")
-    reasons: list[str]
-    impacts: list[ImpactOut]
-    thresholds: ThresholdsOut
-    scorer: str
-    created_at: str
-
-
-class BatchResult(BaseModel):
-    outputs: list[OutputResult]
 
 
 def _message(error: dict) -> str:

@@ -180,6 +180,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The default enum hook, then every operation's error statuses, added by rule.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "gating.api.schema.error_responses",
+    ],
 }
 
 # Celery. Without REDIS_URL the broker is a folder under var/, which lets a real worker

@@ -12,6 +12,9 @@ from django.db import models
 from django.utils.dateparse import parse_datetime
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import Cursor, CursorPagination
+from rest_framework.response import Response
+
+from gating.api.responses import Page
 
 _BAD_CURSOR = "Invalid cursor: pass a next or previous link's cursor unchanged."
 
@@ -69,14 +72,17 @@ class StrictCursorPagination(CursorPagination):
                 parameter["schema"] |= {"minimum": 1, "maximum": self.max_page_size}
         return parameters
 
+    def get_paginated_response(self, data) -> Response:
+        return Response(
+            Page(next=self.get_next_link(), previous=self.get_previous_link(), results=data)
+        )
+
     def get_paginated_response_schema(self, schema):
-        # OpenAPI 3.1 has no "nullable": null is a type of its own.
-        link = {"type": ["string", "null"], "format": "uri"}
-        return {
-            "type": "object",
-            "required": ["next", "previous", "results"],
-            "properties": {"next": link, "previous": link, "results": schema},
-        }
+        # The page's own model, with the list's item: null links as OpenAPI 3.1 has them
+        # (anyOf null), where DRF's schema says "nullable", which 3.1 ignores.
+        envelope = Page.model_json_schema(mode="serialization")
+        envelope["properties"]["results"] = schema
+        return envelope
 
 
 class OutputCursorPagination(StrictCursorPagination):

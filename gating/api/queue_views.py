@@ -4,10 +4,14 @@ The review pages call these same endpoints (with the session and a CSRF token)."
 
 from django.db.models import QuerySet
 from django.utils import timezone
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
-from rest_framework.decorators import api_view, parser_classes, permission_classes
+from rest_framework.decorators import (
+    api_view,
+    parser_classes,
+    permission_classes,
+    renderer_classes,
+)
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.permissions import IsAuthenticated
@@ -17,14 +21,17 @@ from gating import reviews, selectors
 from gating.api.filters import ReviewItemFilter, queue_filterset
 from gating.api.pagination import QueueCursorPagination
 from gating.api.permissions import require_perm
-from gating.api.serializers import (
-    BulkDecisionSerializer,
-    DecisionSerializer,
-    QueueFilters,
-    queue_entry_representation,
-    review_item_representation,
-    review_representation,
+from gating.api.responses import (
+    RENDERERS,
+    BulkDecisionResult,
+    ClaimedItem,
+    Detail,
+    Lease,
+    QueueEntry,
+    QueueSummary,
+    ReviewResult,
 )
+from gating.api.serializers import BulkDecisionSerializer, DecisionSerializer, QueueFilters
 from gating.api.strict import NoFields
 from gating.models import ReviewItem
 
@@ -39,7 +46,7 @@ _FILTER_PARAMS = [
 # JSON for API clients; form-encoded for the pages' htmx forms.
 _PARSERS = [JSONParser, FormParser]
 _CONFLICT = OpenApiResponse(
-    description="Decided already, or you do not hold the item's claim; nothing changed."
+    Detail, description="Decided already, or you do not hold the item's claim; nothing changed."
 )
 
 
@@ -68,11 +75,12 @@ def _valid_body(serializer_class, request):
 @extend_schema(
     summary="The open queue, oldest first",
     parameters=_FILTER_PARAMS,
-    responses={200: OpenApiTypes.OBJECT},
+    responses={200: QueueEntry},
 )
 class QueueList(generics.ListAPIView):
     permission_classes = _CAN_REVIEW
     pagination_class = QueueCursorPagination
+    renderer_classes = RENDERERS
     filter_backends = []
 
     def get_queryset(self):
@@ -81,74 +89,63 @@ class QueueList(generics.ListAPIView):
     def list(self, request, *args, **kwargs):
         page = self.paginate_queryset(self.get_queryset())
         now = timezone.now()
-        return self.get_paginated_response(
-            [queue_entry_representation(item, now=now) for item in page]
-        )
+        return self.get_paginated_response([QueueEntry.of(item, now=now) for item in page])
 
 
 @extend_schema(
     summary="Queue size and the age of its oldest item",
     parameters=_FILTER_PARAMS,
-    responses={200: OpenApiTypes.OBJECT},
+    responses={200: QueueSummary},
 )
 @api_view(["GET"])
 @permission_classes(_CAN_REVIEW)
+@renderer_classes(RENDERERS)
 def queue_summary(request):
-    return Response(
-        selectors.queue_summary(_filtered_items(request.query_params), now=timezone.now())
-    )
-
-
-def _item_response(item, *, status_code=status.HTTP_200_OK) -> Response:
-    return Response(
-        review_item_representation(
-            item, now=timezone.now(), prior_reviews=selectors.item_prior_reviews(item)
-        ),
-        status=status_code,
-    )
+    items = _filtered_items(request.query_params)
+    return Response(QueueSummary(**selectors.queue_summary(items, now=timezone.now())))
 
 
 @extend_schema(
     summary="Claim the next item (or get the one you hold)",
-    description="Takes the oldest open item matching the filters under a lease of "
-    "REVIEW_LEASE_SECONDS. While you hold a live lease, claiming again returns that item.",
+    description="Takes the oldest open item matching the filters (in the query string, or "
+    "in the body as the pages' forms send them) under a lease of REVIEW_LEASE_SECONDS. "
+    "While you hold a live lease, claiming again returns that item.",
     parameters=_FILTER_PARAMS,
-    request=None,
-    responses={
-        200: OpenApiTypes.OBJECT,
-        204: OpenApiResponse(description="Nothing left to claim."),
-        400: OpenApiResponse(description="A bad filter; the body names it."),
-    },
+    request=QueueFilters,
+    responses={200: ClaimedItem, 204: OpenApiResponse(description="Nothing left to claim.")},
 )
 @api_view(["POST"])
 @permission_classes(_CAN_REVIEW)
 @parser_classes(_PARSERS)
+@renderer_classes(RENDERERS)
 def queue_claim(request):
     filters = _filters_from(request, _valid_body(QueueFilters, request))
     item = reviews.item_claim(reviewer=request.user, items=_filtered_items(filters))
     if item is None:
         return Response(status=status.HTTP_204_NO_CONTENT)
-    return _item_response(item)
+    prior_reviews = selectors.item_prior_reviews(item)
+    return Response(ClaimedItem.of(item, now=timezone.now(), prior_reviews=prior_reviews))
 
 
 @extend_schema(
     summary="Renew your lease on an item",
-    request=None,
-    responses={200: OpenApiTypes.OBJECT, 404: None, 409: _CONFLICT},
+    request=NoFields,
+    responses={200: Lease, 409: _CONFLICT},
 )
 @api_view(["POST"])
 @permission_classes(_CAN_REVIEW)
 @parser_classes(_PARSERS)
+@renderer_classes(RENDERERS)
 def queue_heartbeat(request, item_id: int):
     _valid_body(NoFields, request)
     item = reviews.item_heartbeat(item_id=item_id, reviewer=request.user)
-    return Response({"id": item.pk, "lease_expires_at": item.lease_expires_at})
+    return Response(Lease(id=item.pk, lease_expires_at=item.lease_expires_at))
 
 
 @extend_schema(
     summary="Give an item back to the queue (skip)",
-    request=None,
-    responses={204: None, 404: None, 409: _CONFLICT},
+    request=NoFields,
+    responses={204: None, 409: _CONFLICT},
 )
 @api_view(["POST"])
 @permission_classes(_CAN_REVIEW)
@@ -162,16 +159,12 @@ def queue_release(request, item_id: int):
 @extend_schema(
     summary="Decide the item you hold: approve, modify or reject",
     request=DecisionSerializer,
-    responses={
-        201: OpenApiTypes.OBJECT,
-        400: OpenApiResponse(description="The body names each bad field."),
-        404: None,
-        409: _CONFLICT,
-    },
+    responses={201: ReviewResult, 409: _CONFLICT},
 )
 @api_view(["POST"])
 @permission_classes(_CAN_REVIEW)
 @parser_classes(_PARSERS)
+@renderer_classes(RENDERERS)
 def queue_decision(request, item_id: int):
     data = _valid_body(DecisionSerializer, request).validated_data
     review = reviews.item_decide(
@@ -184,29 +177,30 @@ def queue_decision(request, item_id: int):
             note=data["note"],
         ),
     )
-    return Response(review_representation(review), status=status.HTTP_201_CREATED)
+    return Response(ReviewResult.of(review), status=status.HTTP_201_CREATED)
 
 
 @extend_schema(
     summary="Decide every held output matching the filters (leads)",
     description="Approve or reject at once, with a required reason. Each decision is marked "
     "as bulk and audit-logged; the learning cycles leave bulk decisions out. "
-    "With dry_run, only counts.",
+    "With dry_run, only counts. The filters come in the query string or the body.",
     parameters=_FILTER_PARAMS,
     request=BulkDecisionSerializer,
-    responses={200: OpenApiTypes.OBJECT, 400: OpenApiResponse(description="Names the field.")},
+    responses={200: BulkDecisionResult},
 )
 @api_view(["POST"])
 @permission_classes([IsAuthenticated, require_perm("gating.bulk_decide")])
 @parser_classes(_PARSERS)
+@renderer_classes(RENDERERS)
 def queue_bulk_decision(request):
     body = _valid_body(BulkDecisionSerializer, request)
     data = body.validated_data
     items = _filtered_items(_filters_from(request, body))
     if data["dry_run"]:
         matched = selectors.bulk_decision_count(items)
-        return Response({"outputs": matched, "dry_run": True})
+        return Response(BulkDecisionResult(outputs=matched, dry_run=True))
     decided = reviews.bulk_decide(
         lead=request.user, items=items, action=data["action"], reason=data["reason"]
     )
-    return Response({"outputs": decided, "dry_run": False})
+    return Response(BulkDecisionResult(outputs=decided, dry_run=False))

@@ -1,97 +1,13 @@
 from rest_framework import serializers
 
 from gating.api.strict import StrictModelSerializer, StrictSerializer
-from gating.models import Output, Review, ReviewItem, TaskType
-
-
-def _iso(moment) -> str | None:
-    return moment.isoformat().replace("+00:00", "Z") if moment else None
-
-
-def output_representation(output: Output) -> dict:
-    """The one JSON shape of an output: the ingest answer, its replay, and GET."""
-    return {
-        "id": output.pk,
-        "external_id": output.external_id,
-        "task_type": output.task_type.name,
-        "model": output.model,
-        "tier": output.tier,
-        "score": round(output.score, 4),
-        "base_score": round(output.base_score, 4),
-        "decision": output.decision,
-        "status": output.status,
-        "final_output": output.final_output_text,
-        "reasons": output.reasons,
-        "impacts": output.impacts,
-        "thresholds": {
-            "review": round(output.review_threshold, 4),
-            "approve": round(output.approve_threshold, 4),
-        },
-        "scorer": output.scorer,
-        "created_at": _iso(output.created_at),
-        "decided_at": _iso(output.decided_at),
-    }
-
-
-def output_for_review(output: Output) -> dict:
-    """Everything a reviewer needs to judge an output: the gate's view plus the texts."""
-    return {
-        **output_representation(output),
-        "input": output.input_text,
-        "output": output.output_text,
-        "validators": output.validator_results,
-        "input_clarity": output.input_clarity,
-        "coherence": output.coherence,
-        "requires_fact_check": output.requires_fact_check,
-        "evidence": output.evidence,
-        "metadata": output.metadata,
-    }
-
-
-def review_representation(review: Review) -> dict:
-    return {
-        "id": review.pk,
-        "item": review.item_id,
-        "kind": review.item.kind,
-        "reviewer": review.reviewer.username,
-        "action": review.action,
-        "output": review.edited_output,
-        "reason": review.reason,
-        "note": review.note,
-        "is_bulk": review.is_bulk,
-        "decided_at": _iso(review.decided_at),
-    }
-
-
-def queue_entry_representation(item: ReviewItem, *, now) -> dict:
-    """A queue row: enough to pick and filter, without the texts."""
-    return {
-        "id": item.pk,
-        "kind": item.kind,
-        "output_id": item.output_id,
-        "task_type": item.task_type.name,
-        "model": item.model,
-        "score": round(item.score, 4),
-        "queued_at": _iso(item.queued_at),
-        "age_seconds": round((now - item.queued_at).total_seconds(), 1),
-        "claimed_by": item.claimed_by.username if item.claimed_by_id else None,
-        "lease_expires_at": _iso(item.lease_expires_at),
-    }
-
-
-def review_item_representation(item: ReviewItem, *, now, prior_reviews=()) -> dict:
-    """A claimed item as the review page and the API show it. ``prior_reviews`` is only
-    ever non-empty for an adjudication."""
-    return {
-        **queue_entry_representation(item, now=now),
-        "is_audit": item.is_audit,
-        "state": item.state,
-        "output": output_for_review(item.output),
-        "prior_reviews": [review_representation(r) for r in prior_reviews],
-    }
+from gating.models import Review, TaskType
 
 
 class DecisionSerializer(StrictSerializer):
+    """approve; modify with the edited output; or reject with a reason code. A note is
+    optional with each."""
+
     action = serializers.ChoiceField(choices=Review.Action.choices)
     output = serializers.CharField(
         required=False, allow_blank=True, trim_whitespace=False, max_length=200_000
@@ -101,8 +17,9 @@ class DecisionSerializer(StrictSerializer):
 
 
 class QueueFilters(StrictSerializer):
-    """The queue's filters as a claim's or a bulk decision's body may carry them (the pages'
-    forms post them): typed here, their values checked by gating.api.filters.ReviewItemFilter."""
+    """The queue's filters, which may come in the body as well as in the query string."""
+
+    # Typed here, for the strict body; their values are checked by ReviewItemFilter.
 
     task_type = serializers.CharField(required=False)
     model = serializers.CharField(required=False)
@@ -112,17 +29,17 @@ class QueueFilters(StrictSerializer):
 
 
 class BulkDecisionSerializer(QueueFilters):
+    """approve or reject, with a reason, every held output the filters match."""
+
     action = serializers.ChoiceField(choices=[Review.Action.APPROVE, Review.Action.REJECT])
     reason = serializers.CharField(max_length=500)
     dry_run = serializers.BooleanField(default=False)
 
 
-class OutputSerializer(serializers.BaseSerializer):
-    def to_representation(self, instance: Output) -> dict:
-        return output_representation(instance)
-
-
 class TaskTypeSerializer(StrictModelSerializer):
+    """A task type's thresholds, cold start and sampling. A PATCH changes the writable
+    fields it names; {} or values equal to the current ones change and record nothing."""
+
     class Meta:
         model = TaskType
         fields = [

@@ -45,7 +45,8 @@ def _json_type_error(field: serializers.Field, value) -> str | None:
 
 
 class StrictInput:
-    """Mixin for a Serializer or ModelSerializer used to read a request body."""
+    # Mixed into a Serializer or ModelSerializer that reads a request body. No docstring:
+    # drf-spectacular would publish it as the description of every body that has none.
 
     def to_internal_value(self, data):
         refused = self._refused(data) if isinstance(data, Mapping) else {}

@@ -1,14 +1,9 @@
 from django.shortcuts import get_object_or_404
 from django.utils.http import parse_header_parameters
-from drf_spectacular.utils import (
-    OpenApiResponse,
-    extend_schema,
-    extend_schema_view,
-    inline_serializer,
-)
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from pydantic import ValidationError as PydanticValidationError
-from rest_framework import generics, serializers, status
-from rest_framework.decorators import api_view
+from rest_framework import generics, status
+from rest_framework.decorators import api_view, permission_classes, renderer_classes
 from rest_framework.exceptions import UnsupportedMediaType, ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
@@ -17,24 +12,27 @@ from gating import selectors, services
 from gating.api.filters import OutputFilter
 from gating.api.pagination import OutputCursorPagination
 from gating.api.permissions import require_perm
-from gating.api.serializers import OutputSerializer, TaskTypeSerializer, output_representation
+from gating.api.responses import (
+    RENDERERS,
+    BatchConflict,
+    BatchErrors,
+    BatchResult,
+    Detail,
+    OutputResult,
+    Ping,
+)
+from gating.api.serializers import TaskTypeSerializer
 from gating.models import Output, TaskType
 from gating.submissions import (
-    BatchResult,
     BatchSubmission,
-    OutputResult,
     OutputSubmission,
     format_batch_errors,
     format_errors,
 )
 
-_ERRORS = {
-    400: OpenApiResponse(description="Invalid input; the body names each bad field."),
-    401: OpenApiResponse(description="Missing or invalid token."),
-    403: OpenApiResponse(description="The role lacks the permission."),
-    409: OpenApiResponse(description="external_id reused with a different body."),
-    413: OpenApiResponse(description="Body over 2 MiB."),
-}
+_CONFLICT = OpenApiResponse(
+    Detail, description="external_id reused with a different body; nothing stored."
+)
 
 
 def _json_body(request) -> bytes:
@@ -50,14 +48,16 @@ def _json_body(request) -> bytes:
     get=extend_schema(summary="List outputs", responses={200: OutputResult}),
     post=extend_schema(
         summary="Submit one output to the gate",
+        description="The same external_id again answers 200 with the stored answer if the "
+        "body is the same, and 409 if not.",
         request=OutputSubmission,
-        responses={201: OutputResult, 200: OutputResult, **_ERRORS},
+        responses={201: OutputResult, 200: OutputResult, 409: _CONFLICT},
     ),
 )
 class OutputCollection(generics.ListAPIView):
-    serializer_class = OutputSerializer
     filterset_class = OutputFilter
     pagination_class = OutputCursorPagination
+    renderer_classes = RENDERERS
 
     def get_permissions(self):
         needed = "gating.add_output" if self.request.method == "POST" else "gating.view_output"
@@ -68,6 +68,10 @@ class OutputCollection(generics.ListAPIView):
             return Output.objects.none()
         return selectors.outputs_visible_to(self.request.user)
 
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        return self.get_paginated_response([OutputResult.of(output) for output in page])
+
     def post(self, request):
         try:
             submission = OutputSubmission.model_validate_json(_json_body(request))
@@ -75,20 +79,30 @@ class OutputCollection(generics.ListAPIView):
             raise ValidationError(format_errors(exc.errors(include_url=False))) from exc
         result = services.output_ingest(source=request.user, submission=submission)
         return Response(
-            output_representation(result.output),
+            OutputResult.of(result.output),
             status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
         )
 
 
 @extend_schema(
     summary="Submit up to 1,000 outputs: all are stored or none",
+    description="201 when any output is new, 200 when every one is a replay.",
     request=BatchSubmission,
-    responses={201: BatchResult, 200: BatchResult, **_ERRORS},
+    responses={
+        201: BatchResult,
+        200: BatchResult,
+        400: OpenApiResponse(BatchErrors, description="Each bad item under its index."),
+        409: OpenApiResponse(
+            BatchConflict,
+            description="Items reuse an external_id with a different body (their indexes), "
+            "or another request stored some at the same time; nothing stored.",
+        ),
+    },
 )
 @api_view(["POST"])
+@permission_classes([IsAuthenticated, require_perm("gating.add_output")])
+@renderer_classes(RENDERERS)
 def output_batch_create(request):
-    if not request.user.has_perm("gating.add_output"):
-        return Response({"detail": "Your role lacks the permission gating.add_output."}, status=403)
     try:
         batch = BatchSubmission.model_validate_json(_json_body(request))
     except PydanticValidationError as exc:
@@ -98,20 +112,18 @@ def output_batch_create(request):
     results = services.output_ingest_batch(source=request.user, submissions=batch.outputs)
     any_created = any(r.created for r in results)
     return Response(
-        {"outputs": [output_representation(r.output) for r in results]},
+        BatchResult(outputs=[OutputResult.of(r.output) for r in results]),
         status=status.HTTP_201_CREATED if any_created else status.HTTP_200_OK,
     )
 
 
 @extend_schema(summary="One output, with its final status", responses={200: OutputResult})
 @api_view(["GET"])
+@permission_classes([IsAuthenticated, require_perm("gating.view_output")])
+@renderer_classes(RENDERERS)
 def output_detail(request, pk: int):
-    if not request.user.has_perm("gating.view_output"):
-        return Response(
-            {"detail": "Your role lacks the permission gating.view_output."}, status=403
-        )
     output = get_object_or_404(selectors.outputs_visible_to(request.user), pk=pk)
-    return Response(output_representation(output))
+    return Response(OutputResult.of(output))
 
 
 class TaskTypeList(generics.ListAPIView):
@@ -143,8 +155,9 @@ class TaskTypeDetail(generics.RetrieveUpdateAPIView):
 
 @extend_schema(
     summary="Authenticated no-op: the framework's ceiling for benchmarks",
-    responses={200: inline_serializer("Ping", {"ok": serializers.BooleanField()})},
+    responses={200: Ping},
 )
 @api_view(["GET"])
+@renderer_classes(RENDERERS)
 def ping(request):
-    return Response({"ok": True})
+    return Response(Ping(ok=True))

@@ -1,40 +1,16 @@
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, serializers
-from rest_framework.decorators import api_view, permission_classes
+from rest_framework.decorators import api_view, permission_classes, renderer_classes
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from gating.api.permissions import require_perm
+from gating.api.responses import RENDERERS, Detail
 from gating.api.strict import StrictSerializer
 from learning import alerts, selectors
+from learning.api.responses import RoutingAdvice
 from learning.models import Alert
-
-_RANKED_MODELS = inline_serializer(
-    "RankedModel",
-    many=True,
-    fields={
-        "model": serializers.CharField(),
-        "tier": serializers.CharField(),
-        "rank": serializers.IntegerField(),
-        "reviews": serializers.IntegerField(),
-        "accuracy": serializers.FloatField(allow_null=True),
-        "mean_score": serializers.FloatField(allow_null=True),
-        "confidence": serializers.FloatField(),
-        "adjusted_score": serializers.FloatField(),
-    },
-)
-_ROUTING = inline_serializer(
-    "Routing",
-    many=True,
-    fields={
-        "task_type": serializers.CharField(),
-        "recommended_tier": serializers.CharField(),
-        "reason": serializers.CharField(),
-        "assessed_at": serializers.DateTimeField(),
-        "models": _RANKED_MODELS,
-    },
-)
 
 
 @extend_schema(
@@ -42,16 +18,19 @@ _ROUTING = inline_serializer(
     description="Per task type, from the latest daily tiers cycle: the recommended default "
     "tier (ADR-0003's rule) and the models ranked by adjusted score (accuracy x "
     "min(1, reviews/20)). Empty until the first tiers cycle has run.",
-    responses={200: _ROUTING},
+    responses={200: RoutingAdvice},
 )
 @api_view(["GET"])
 @permission_classes([IsAuthenticated, require_perm("gating.view_tasktype")])
+@renderer_classes(RENDERERS)
 def routing(request):
-    return Response(selectors.routing_advice())
+    return Response(RoutingAdvice(selectors.routing_advice()))
 
 
 class AlertSerializer(serializers.ModelSerializer):
-    acknowledged_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    acknowledged_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
 
     class Meta:
         model = Alert
@@ -86,13 +65,18 @@ class AlertList(generics.ListAPIView):
 
 
 class AcknowledgeSerializer(StrictSerializer):
+    """A lead takes the alert on, saying what is being done."""
+
     note = serializers.CharField(max_length=2000, help_text="What is being done about it.")
 
 
 @extend_schema(
     summary="Acknowledge an alert",
     request=AcknowledgeSerializer,
-    responses={200: AlertSerializer},
+    responses={
+        200: AlertSerializer,
+        409: OpenApiResponse(Detail, description="The alert has resolved already."),
+    },
 )
 @api_view(["POST"])
 @permission_classes([IsAuthenticated, require_perm("learning.acknowledge_alert")])
