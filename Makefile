@@ -22,7 +22,7 @@ STAMP := $(VENV)/.installed
 LOCK := requirements.lock
 DEV_LOCK := requirements-dev.lock
 
-.PHONY: run test lint format bench lock lock-check clean
+.PHONY: run test lint format bench mutants lock lock-check clean
 
 $(STAMP): pyproject.toml $(DEV_LOCK)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Gatehouse needs Python 3.11: set PYTHON=python3.11")'
@@ -106,6 +106,12 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.queue
 	$(BIN)/python -m bench.simulation
 	$(BIN)/python -m bench.learning
+
+## Mutation testing of gating/scoring.py (docs/reliability.md): the figures, then each mutant that was not killed.
+mutants: $(STAMP)
+	rm -rf mutants
+	$(BIN)/mutmut run
+	$(BIN)/mutmut results
 
 clean:
 	rm -rf $(VENV) var/

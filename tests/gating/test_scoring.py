@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gating import scoring
 from gating.scoring import (
     Decision,
     GatePolicy,
@@ -18,6 +19,15 @@ from gating.scoring import (
 
 PAST_COLD_START = GatePolicy(task_type_reviewed=100)
 SEASONED_PAIR = PairHistory(reviewed=20, approved_unchanged=10)  # 50%: no bonus, no raise
+
+
+@pytest.fixture(autouse=True)
+def _fresh_scoring_caches():
+    # Each test works out its own validator terms: a pattern cached by an earlier test
+    # would hide which tests run which code, and `make mutants` picks a mutant's tests
+    # from that.
+    scoring._validator_terms.cache_clear()
+    scoring._impact_dict.cache_clear()
 
 
 def outcomes(*flags, fact_check=()):
@@ -263,3 +273,20 @@ def test_the_penalty_never_raises_the_score(spec, clarity, coherence, pair):
     without = _score(validators, clarity, coherence, False, pair)
     with_requirement = _score(validators, clarity, coherence, True, pair)
     assert with_requirement <= without + 1e-9
+
+
+@given(validator_sets, unit, unit, st.booleans(), histories)
+def test_the_impacts_account_for_every_point_of_the_score(
+    spec, clarity, coherence, fact_check, pair
+):
+    # validator shares + clarity + coherence = base; base * bonus and -base * penalty
+    # make base * (1 + bonus - penalty); the clamp term takes that to the score.
+    result = score_output(
+        validators=_build(spec),
+        input_clarity=clarity,
+        coherence=coherence,
+        requires_fact_check=fact_check,
+        pair=pair,
+        policy=PAST_COLD_START,
+    )
+    assert sum(i.points for i in result.impacts) == pytest.approx(result.score, abs=1e-9)
