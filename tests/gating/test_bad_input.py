@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gating.models import Output, TaskType
+from gating.roles import Role
 from tests.factories import SubmissionFactory
 
 URL = "/api/v1/outputs/"
@@ -183,3 +184,31 @@ def test_a_body_that_is_not_utf8_json_is_415(gateway_api, url, content_type):
 def test_json_with_parameters_or_in_capitals_is_json(gateway_api, content_type):
     response = gateway_api.post(URL, json.dumps(SubmissionFactory()), content_type=content_type)
     assert response.status_code == 201, response.content
+
+
+API_ROUTES = [
+    "/api/v1/outputs/",
+    "/api/v1/outputs/batch/",
+    "/api/v1/outputs/1/",
+    "/api/v1/task-types/",
+    "/api/v1/task-types/summarize/",
+    "/api/v1/ping/",
+    "/api/v1/queue/",
+    "/api/v1/queue/summary/",
+    "/api/v1/queue/claim/",
+    "/api/v1/queue/1/heartbeat/",
+    "/api/v1/queue/1/release/",
+    "/api/v1/queue/1/decision/",
+    "/api/v1/queue/bulk-decision/",
+    "/api/v1/routing/",
+    "/api/v1/alerts/",
+    "/api/v1/alerts/1/acknowledge/",
+]
+
+
+@pytest.mark.parametrize("method", ["options", "head", "put", "delete"])
+@pytest.mark.parametrize("role", [Role.GATEWAY, Role.ADMIN])
+def test_other_methods_on_every_route_are_never_a_500(user_in, client_for, role, method):
+    api = client_for(user_in(role))
+    for route in API_ROUTES:
+        assert getattr(api, method)(route).status_code < 500, (method, route)
