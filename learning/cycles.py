@@ -48,9 +48,8 @@ PERIODS = {
     Kind.ALERTS: timedelta(minutes=5),
 }
 ADR_WINDOW = timedelta(hours=48)
-# A run still "running" this long after it started, and held by no transaction, lost its
-# worker; without row locks to tell (SQLite), only a run this old is taken for lost.
-RESUME_AFTER = timedelta(minutes=2)
+# Without row locks to tell a live run from a dead one (SQLite), only a run still
+# "running" this long after it started is taken for lost.
 STALLED_AFTER = timedelta(hours=1)
 _EPOCH = datetime(2000, 1, 3, tzinfo=UTC)  # a Monday at midnight: windows align to it
 
@@ -113,7 +112,7 @@ def _start(kind: Kind, start: datetime, end: datetime) -> None:
 def cycles_resume(*, now: datetime | None = None) -> list[CycleRun]:
     """Queue again the runs whose worker died mid-cycle; returns them.
 
-    A run is dead when it is still "running" RESUME_AFTER after it started and no
+    A run is dead when it is still "running" CYCLE_RESUME_AFTER_SECONDS after it started and no
     transaction holds its row: a live run holds it until it commits (cycle_run). Where the
     database cannot skip locked rows (SQLite), only age tells, so the wait is STALLED_AFTER.
     The run is queued through the outbox for its own window, so the redelivery finds the
@@ -121,7 +120,8 @@ def cycles_resume(*, now: datetime | None = None) -> list[CycleRun]:
     """
     now = now or timezone.now()
     skip_locked = connection.features.has_select_for_update_skip_locked
-    older_than = now - (RESUME_AFTER if skip_locked else STALLED_AFTER)
+    resume_after = timedelta(seconds=settings.CYCLE_RESUME_AFTER_SECONDS)
+    older_than = now - (resume_after if skip_locked else STALLED_AFTER)
     with transaction.atomic():
         runs = list(
             CycleRun.objects.select_for_update(skip_locked=skip_locked).filter(

@@ -45,6 +45,13 @@ def relay_process(env: dict, log_path: Path):
     return _process([sys.executable, "manage.py", "outbox_relay"], env, log_path)
 
 
+def web_process(env: dict, log_path: Path, port: int):
+    """gunicorn serving the app on 127.0.0.1:``port``, as ``make run`` and compose do."""
+    gunicorn = str(Path(sys.executable).with_name("gunicorn"))
+    command = [gunicorn, "dashboard.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2"]
+    return _process(command, env, log_path)
+
+
 @contextmanager
 def _process(command: list[str], env: dict, log_path: Path) -> Iterator[subprocess.Popen]:
     with log_path.open("w") as log:

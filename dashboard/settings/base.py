@@ -222,6 +222,9 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 
 # Learning cycles (docs/learning.md).
 LEARNING_LOOKBACK_DAYS = env.int("LEARNING_LOOKBACK_DAYS", default=30)
+# A cycle still "running" this long after it started, with no transaction holding its
+# record, lost its worker: beat's cycles_resume (every minute) queues it again.
+CYCLE_RESUME_AFTER_SECONDS = env.float("CYCLE_RESUME_AFTER_SECONDS", default=120.0)
 LEARNING_MIN_VERDICTS = env.int("LEARNING_MIN_VERDICTS", default=50)
 LEARNING_MAX_WEIGHT_STEP = env.float("LEARNING_MAX_WEIGHT_STEP", default=0.1)
 LEARNING_WEIGHT_FLOOR = env.float("LEARNING_WEIGHT_FLOOR", default=0.05)
