@@ -1,10 +1,17 @@
 """A gateway creates task types by naming them only as its GatewaySettings allow: whether it
 may at all, and how many (counting the task types it created itself)."""
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
 from gating.models import AuditEvent, GatewaySettings, Output, TaskType, TaskTypeCreation
 from gating.models.gateways import DEFAULT_TASK_TYPE_LIMIT
 from gating.roles import Role
-from tests.factories import SubmissionFactory, TaskTypeFactory
+from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory, token_for
 
 OUTPUTS = "/api/v1/outputs/"
 BATCH = "/api/v1/outputs/batch/"
@@ -105,3 +112,27 @@ def test_admins_edit_a_gateways_settings_in_the_admin_and_it_is_audited(client, 
     event = AuditEvent.objects.get(object_type="gating.gatewaysettings")
     assert event.actor == admin
     assert event.after == {"may_create_task_types": False, "task_type_limit": 5}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("requires_postgres")
+def test_two_requests_at_once_cannot_both_take_the_last_place():
+    gateway = UserFactory(role=Role.GATEWAY)
+    GatewaySettings.objects.create(user=gateway, task_type_limit=1)
+    token = token_for(gateway)
+    start = threading.Barrier(2)
+
+    def submit_new(task_type: str) -> int:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+        start.wait()
+        try:
+            return submit(client, task_type).status_code
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(2) as pool:
+        codes = sorted(pool.map(submit_new, ["first", "second"]))
+
+    assert codes == [201, 400]
+    assert TaskTypeCreation.objects.filter(gateway=gateway).count() == 1
