@@ -99,7 +99,9 @@ class OutputAdmin(admin.ModelAdmin):
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
     list_display = ["prefix", "user", "name", "created_at", "last_used_at", "revoked_at"]
-    readonly_fields = ["key_hash", "prefix", "created_at", "last_used_at"]
+    # A token's user is fixed: moving a token to another account would hand whoever holds
+    # it that account's role. Revoke it and create another instead.
+    readonly_fields = ["user", "key_hash", "prefix", "created_at", "last_used_at"]
     fields = ["user", "name", "prefix", "key_hash", "created_at", "last_used_at", "revoked_at"]
 
     def has_add_permission(self, request):

@@ -9,7 +9,9 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from gating import services
 from gating.models import ApiToken
+from gating.roles import Role
 
 
 def run(*args) -> str:
@@ -61,3 +63,20 @@ def test_roles_and_passwords():
         run("create_user", "alice", "--role", "reviewer")
     with pytest.raises(CommandError, match="No user"):
         run("create_api_token", "nobody")
+
+
+@pytest.mark.django_db
+def test_a_token_cannot_be_moved_to_another_account_in_the_admin(client, user_in):
+    superuser = user_in(Role.ADMIN, is_superuser=True, is_staff=True)
+    gateway, admin = user_in(Role.GATEWAY), user_in(Role.ADMIN)
+    token, _ = services.api_token_create(user=gateway, name="prod")
+    client.force_login(superuser)
+
+    response = client.post(
+        f"/admin/gating/apitoken/{token.pk}/change/",
+        {"user": admin.pk, "name": "prod", "revoked_at_0": "", "revoked_at_1": ""},
+    )
+
+    assert response.status_code == 302
+    token.refresh_from_db()
+    assert token.user == gateway
