@@ -2,6 +2,7 @@ from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import JsonResponse
 from django.shortcuts import render
+from django.views import defaults
 from django.views.decorators.http import require_GET
 
 from gating.models import TaskType
@@ -31,3 +32,11 @@ def healthz(request):
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return JsonResponse({"status": "ok"})
+
+
+def page_not_found(request, exception):
+    """404 in the API's own shape under /api/ (a path that matches no route, such as an id
+    that is not a number), and Django's page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return defaults.page_not_found(request, exception)
