@@ -1,0 +1,94 @@
+"""The dashboard's number formats, with known answers."""
+
+import math
+
+import pytest
+
+from dashboard.formatting import count, duration, duration_unit, number, percent
+
+
+@pytest.mark.parametrize(
+    ("share", "shown"),
+    [
+        (0.12345, "12%"),
+        (0.5, "50%"),
+        (0.1, "10%"),
+        (0.9, "90%"),
+        (0.0123, "1.2%"),
+        (0.095, "9.5%"),
+        (0.0996, "10%"),
+        (0.95, "95%"),
+        (0.995, "99.5%"),
+        (0.0, "0%"),
+        (1.0, "100%"),
+        (0.00001, "<0.1%"),
+        (0.99999, ">99.9%"),
+        (math.nan, "–"),
+    ],
+)
+def test_percent(share, shown):
+    assert percent(share) == shown
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (7.254, "7.25"),
+        (10.0, "10.00"),
+        (1234.5, "1,234.50"),
+        (0.12345, "0.12"),
+        (0.1, "0.10"),
+        (0.012345, "0.012"),
+        (0.00012345, "0.00012"),
+        (0.0996, "0.10"),
+        (-0.05, "-0.050"),
+        (0, "0"),
+        (math.nan, "–"),
+    ],
+)
+def test_number_keeps_two_significant_decimals(value, shown):
+    assert number(value) == shown
+
+
+def test_count_separates_thousands():
+    assert count(12345) == "12,345"
+    assert count(7) == "7"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [
+        (0, "0 s"),
+        (45, "45 s"),
+        (45.4, "45 s"),
+        (59.6, "1 min"),
+        (90, "1 min 30 s"),
+        (600, "10 min"),
+        (3599.6, "1 h"),
+        (11520, "3 h 12 min"),
+        (11545, "3 h 12 min"),
+        (11555, "3 h 13 min"),
+        (86399, "1 d"),
+        (183600, "2 d 3 h"),
+    ],
+)
+def test_duration_in_its_two_largest_units(seconds, shown):
+    assert duration(seconds) == shown
+
+
+@pytest.mark.parametrize("seconds", [-1, math.nan])
+def test_duration_refuses_what_is_not_one(seconds):
+    with pytest.raises(ValueError, match="seconds"):
+        duration(seconds)
+
+
+@pytest.mark.parametrize(
+    ("longest", "unit"),
+    [(100, (1, "s")), (1800, (60, "min")), (7200, (60, "min")), (86400, (3600, "h"))],
+)
+def test_duration_unit_for_an_axis(longest, unit):
+    assert duration_unit(longest) == unit
+
+
+def test_duration_unit_is_days_past_two_days():
+    assert duration_unit(3 * 86400) == (86400, "d")
