@@ -1,0 +1,174 @@
+"""The dashboard's filter bar: the query string read into a filter, and a filter written back
+as a query string, so that every view of the dashboard is a link that can be shared.
+
+Pure: the known task type and model names come in as arguments, and ``now`` may too.
+
+Parameters (all optional; an empty value counts as absent, as a form sends its empty fields):
+
+* ``range``: a preset, one of ``24h``, ``7d``, ``30d``, ``90d``, which ends now; or
+  ``custom``, which reads ``since`` and ``until``. With no ``range``, ``since`` or ``until``
+  alone make a custom range, and with none of the three the range is the last 7 days.
+  A preset does not read ``since`` and ``until``, so that the filter bar's form can keep them
+  filled while a preset is picked.
+* ``since``, ``until``: ISO 8601 times, converted to UTC; a time with no offset is UTC (what
+  the filter bar's inputs, labelled UTC, send), a date alone is its midnight. The range is
+  [since, until): ``until`` must be later than ``since``. A missing ``until`` is now; a
+  missing ``since`` is 7 days before ``until``.
+* ``task_type``, ``model``: repeated for several; none means all. Each must be known.
+
+Other parameters (a page number, say) are not the filter's and are left alone.
+"""
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from urllib.parse import urlencode
+
+from gating.exceptions import FieldInvalid
+
+PRESETS: dict[str, tuple[timedelta, str]] = {
+    "24h": (timedelta(hours=24), "Last 24 hours"),
+    "7d": (timedelta(days=7), "Last 7 days"),
+    "30d": (timedelta(days=30), "Last 30 days"),
+    "90d": (timedelta(days=90), "Last 90 days"),
+}
+DEFAULT_PRESET = "7d"
+CUSTOM = "custom"
+# Long enough for any name Gatehouse stores, short enough to quote in a message.
+_QUOTED_LENGTH = 100
+
+
+class FilterInvalid(FieldInvalid):
+    """A filter parameter that cannot be read; ``field`` names it. Pages answer 400 with the
+    message, the API a 400 with ``{field: [message]}`` (gating.api.errors)."""
+
+
+@dataclass(frozen=True)
+class DashboardFilter:
+    """What the dashboard shows: outputs created in [since, until) (UTC), of these task types
+    and models (empty: all). ``preset`` is the preset the range came from, None if custom."""
+
+    since: datetime
+    until: datetime
+    preset: str | None = None
+    task_types: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """The range in words, for a page's heading."""
+        if self.preset is not None:
+            return PRESETS[self.preset][1]
+        return f"{self.since:%Y-%m-%d %H:%M} to {self.until:%Y-%m-%d %H:%M} UTC"
+
+    @property
+    def preset_choices(self) -> list[tuple[str, str]]:
+        """(value, label) of each preset, for the filter bar."""
+        return [(value, label) for value, (_, label) in PRESETS.items()]
+
+
+def filter_parse(
+    query: Mapping,
+    *,
+    task_types: Iterable[str],
+    models: Iterable[str],
+    now: datetime | None = None,
+) -> DashboardFilter:
+    """Read a query string (a QueryDict, or a dict of strings or lists of strings) into a
+    filter, against the known task type and model names. Raises FilterInvalid naming the
+    parameter for an unknown preset, task type or model, a time it cannot read, or a range
+    that ends before it starts."""
+    now = (now or datetime.now(UTC)).astimezone(UTC)
+    preset = _one(query, "range")
+    since_text, until_text = _one(query, "since"), _one(query, "until")
+    if preset is None and since_text is None and until_text is None:
+        preset = DEFAULT_PRESET
+
+    if preset is not None and preset != CUSTOM:
+        if preset not in PRESETS:
+            choices = ", ".join([*PRESETS, CUSTOM])
+            raise FilterInvalid("range", f"Unknown range {_quote(preset)}: use one of {choices}.")
+        since, until = now - PRESETS[preset][0], now
+    else:
+        preset = None
+        until = _time(until_text, "until") if until_text is not None else now
+        if since_text is not None:
+            since = _time(since_text, "since")
+        else:
+            try:
+                since = until - PRESETS[DEFAULT_PRESET][0]
+            except OverflowError:
+                raise FilterInvalid("until", f"until is too early: {_iso(until)}.") from None
+        if until <= since:
+            raise FilterInvalid(
+                "until",
+                f"until ({_iso(until)}) must be later than since ({_iso(since)}).",
+            )
+
+    return DashboardFilter(
+        since=since,
+        until=until,
+        preset=preset,
+        task_types=_known(_values(query, "task_type"), set(task_types), "task_type", "task type"),
+        models=_known(_values(query, "model"), set(models), "model", "model"),
+    )
+
+
+def filter_query(dashboard_filter: DashboardFilter) -> str:
+    """The query string (without "?") that filter_parse reads back into the same filter: a
+    preset by its name, so that a shared link keeps ending now; a custom range by its UTC
+    times."""
+    pairs: list[tuple[str, str]] = []
+    if dashboard_filter.preset is not None:
+        pairs.append(("range", dashboard_filter.preset))
+    else:
+        pairs += [
+            ("range", CUSTOM),
+            ("since", _iso(dashboard_filter.since)),
+            ("until", _iso(dashboard_filter.until)),
+        ]
+    pairs += [("task_type", name) for name in dashboard_filter.task_types]
+    pairs += [("model", name) for name in dashboard_filter.models]
+    return urlencode(pairs)
+
+
+def _values(query: Mapping, name: str) -> list[str]:
+    if hasattr(query, "getlist"):
+        values = query.getlist(name)
+    else:
+        value = query.get(name)
+        values = [] if value is None else [value] if isinstance(value, str) else list(value)
+    return [value.strip() for value in values if value.strip()]
+
+
+def _one(query: Mapping, name: str) -> str | None:
+    # As QueryDict.get: the last value given wins.
+    values = _values(query, name)
+    return values[-1] if values else None
+
+
+def _time(text: str, name: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text)
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise FilterInvalid(
+            name, f"{name} is not a time: {_quote(text)}. Use ISO 8601, e.g. 2025-05-01T09:30Z."
+        ) from None
+
+
+def _known(names: list[str], known: set[str], name: str, what: str) -> tuple[str, ...]:
+    for value in names:
+        if value not in known:
+            raise FilterInvalid(name, f"Unknown {what} {_quote(value)}.")
+    return tuple(sorted(set(names)))
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _quote(text: str) -> str:
+    if len(text) > _QUOTED_LENGTH:
+        text = text[:_QUOTED_LENGTH] + "…"
+    return f'"{text}"'
