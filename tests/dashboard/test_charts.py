@@ -1,0 +1,501 @@
+"""The chart builders, with known rows: the numbers in the traces, the reference lines, the
+axis titles and hover texts, and no figure for no rows."""
+
+import json
+from datetime import UTC, date, datetime, timedelta
+
+import plotly.graph_objects as go
+import pytest
+
+from dashboard import charts
+from dashboard.charts import (
+    ActionBucket,
+    AgeBucket,
+    AlphaPoint,
+    AurocRow,
+    BandDay,
+    DayScoreCount,
+    PairKappa,
+    PsiPoint,
+    QueuePoint,
+    ReliabilityBucket,
+    ReviewerDay,
+    ReviewerTime,
+    ScoreBucket,
+    ThresholdPoint,
+    ValidatorImportance,
+    ValidatorPoint,
+)
+
+T0 = datetime(2025, 5, 1, tzinfo=UTC)
+D1, D2, D3 = date(2025, 5, 1), date(2025, 5, 2), date(2025, 5, 3)
+
+
+def hours(n: float) -> datetime:
+    return T0 + timedelta(hours=n)
+
+
+def trace(fig: go.Figure, name: str):
+    (found,) = [t for t in fig.data if t.name == name]
+    return found
+
+
+def vertical_lines(fig: go.Figure) -> list[float]:
+    return [shape.x0 for shape in fig.layout.shapes if shape.x0 == shape.x1]
+
+
+def horizontal_lines(fig: go.Figure) -> list[float]:
+    return [shape.y0 for shape in fig.layout.shapes if shape.y0 == shape.y1]
+
+
+def plain(value) -> list:
+    """A trace's nested tuples (or lists) as lists, to compare."""
+    return json.loads(json.dumps(value))
+
+
+def annotations(fig: go.Figure) -> list[str]:
+    return [a.text for a in fig.layout.annotations]
+
+
+# Rows for every builder, used by the checks that every figure shares.
+
+SCORE_BUCKETS = [
+    ScoreBucket(3.0, 3.5, "pending_review", 4),
+    ScoreBucket(3.5, 4.0, "pending_review", 6),
+    ScoreBucket(4.0, 4.5, "warning", 10),
+    ScoreBucket(4.0, 4.5, "pending_review", 1),
+    ScoreBucket(7.0, 7.5, "approved", 20),
+    ScoreBucket(7.0, 7.5, "warning", 2),
+]
+THRESHOLD_POINTS = [
+    ThresholdPoint(
+        hours(0), "summary", "review", 4.0, "cycle", "Held: 12 verdicts, fewer than 50."
+    ),
+    ThresholdPoint(hours(12), "summary", "review", 4.1, "cycle", "Raised: the bound 0.31 > 0.25."),
+    ThresholdPoint(hours(24), "summary", "approve", 7.5, "admin", "Too many complaints.", "alice"),
+    ThresholdPoint(hours(36), "summary", "approve", 7.5, "pinned", "Pinned: held at 7.5."),
+    ThresholdPoint(hours(6), "qa", "approve", 7.0, "cycle", "Held."),
+]
+BUILT = {
+    "score_histogram": lambda: charts.score_histogram(
+        SCORE_BUCKETS, review_threshold=4.0, approve_threshold=7.0
+    ),
+    "queue_size_chart": lambda: charts.queue_size_chart(
+        [QueuePoint(hours(0), 3), QueuePoint(hours(1), 5)]
+    ),
+    "queue_age_chart": lambda: charts.queue_age_chart(
+        [AgeBucket(0, 3600, 5), AgeBucket(3600, 14400, 2), AgeBucket(14400, None, 1)]
+    ),
+    "reviewer_decisions_chart": lambda: charts.reviewer_decisions_chart(
+        [ReviewerDay(D1, "ann", 3), ReviewerDay(D1, "bob", 5), ReviewerDay(D2, "bob", 4)]
+    ),
+    "reviewer_time_chart": lambda: charts.reviewer_time_chart(
+        [ReviewerTime("ann", 95, 40), ReviewerTime("bob", 400, 12)]
+    ),
+    "threshold_history_chart": lambda: charts.threshold_history_chart(THRESHOLD_POINTS),
+    "score_heatmap": lambda: charts.score_heatmap(
+        [DayScoreCount(D1, 0, 5, 1), DayScoreCount(D1, 5, 10, 3), DayScoreCount(D2, 5, 10, 2)]
+    ),
+    "approval_by_band_chart": lambda: charts.approval_by_band_chart(
+        [BandDay(D1, "warning", 3, 4), BandDay(D2, "warning", 1, 4), BandDay(D1, "approved", 9, 10)]
+    ),
+    "psi_chart": lambda: charts.psi_chart(
+        [PsiPoint(hours(0), "summary", 0.05), PsiPoint(hours(5), "summary", 0.3)], alert_level=0.25
+    ),
+    "validator_importance_chart": lambda: charts.validator_importance_chart(
+        [ValidatorImportance("length", 0.001, 0.3), ValidatorImportance("facts", 0.2, 1.4)]
+    ),
+    "validator_accuracy_chart": lambda: charts.validator_accuracy_chart(
+        [ValidatorPoint(hours(0), "facts", 0.8), ValidatorPoint(hours(6), "facts", 0.85)]
+    ),
+    "validator_weight_chart": lambda: charts.validator_weight_chart(
+        [ValidatorPoint(hours(0), "facts", 1.0), ValidatorPoint(hours(6), "facts", 1.1)]
+    ),
+    "kappa_matrix_chart": lambda: charts.kappa_matrix_chart(
+        [PairKappa("ann", "bob", 0.6, 40), PairKappa("bob", "cy", None, 3)]
+    ),
+    "alpha_chart": lambda: charts.alpha_chart(
+        [AlphaPoint(hours(0), 0.7, 100), AlphaPoint(hours(24), 0.82, 120)]
+    ),
+    "reliability_chart": lambda: charts.reliability_chart(
+        [ReliabilityBucket(2, 4, 6, 20, 0.15, 0.5), ReliabilityBucket(6, 8, 45, 50, 0.8, 0.96)]
+    ),
+    "action_histogram": lambda: charts.action_histogram(
+        [ActionBucket(2, 4, "reject", 5), ActionBucket(2, 4, "approve", 1),
+         ActionBucket(6, 8, "approve", 9)]
+    ),
+    "auroc_chart": lambda: charts.auroc_chart(
+        [AurocRow("summary", "small", 0.8, 0.7, 0.88, 200),
+         AurocRow("qa", "large", 0.9, 0.85, 0.94, 300)]
+    ),
+}  # fmt: skip
+EMPTY = {
+    "score_histogram": lambda rows: charts.score_histogram(
+        rows, review_threshold=4.0, approve_threshold=7.0
+    ),
+    "psi_chart": lambda rows: charts.psi_chart(rows, alert_level=0.25),
+}
+
+
+# What every figure keeps to.
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_every_axis_has_a_title(name):
+    fig = BUILT[name]()
+    axes = [fig.layout[key] for key in fig.layout if key.startswith(("xaxis", "yaxis"))]
+    assert len(axes) >= 2
+    for axis in axes:
+        # A subplot's shared axis shows no labels of its own and needs no title.
+        if axis.showticklabels is not False:
+            assert axis.title.text, f"{name}: {axis.plotly_name} has no title"
+
+
+# What each builder's hover text calls its points.
+POINTS_ARE = {
+    "score_histogram": "outputs",
+    "queue_size_chart": "open review items",
+    "queue_age_chart": "pending items",
+    "reviewer_decisions_chart": "decisions",
+    "reviewer_time_chart": "per decision",
+    "threshold_history_chart": "threshold",
+    "score_heatmap": "outputs",
+    "approval_by_band_chart": "approved unchanged",
+    "psi_chart": "PSI",
+    "validator_importance_chart": "Validator",
+    "validator_accuracy_chart": "accuracy",
+    "validator_weight_chart": "weight",
+    "kappa_matrix_chart": "kappa",
+    "alpha_chart": "alpha",
+    "reliability_chart": "approved unchanged",
+    "action_histogram": "by reviewers",
+    "auroc_chart": "AUROC",
+}
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_every_hovered_trace_says_what_its_points_are(name):
+    hovered = [t for t in BUILT[name]().data if t.hoverinfo != "skip"]
+    assert hovered
+    for t in hovered:
+        assert POINTS_ARE[name] in t.hovertemplate, f"{name}: {t.hovertemplate}"
+        # The name box plotly adds would repeat the trace's name in its colour alone.
+        assert t.hovertemplate.endswith("<extra></extra>")
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_every_colour_is_from_the_palette(name):
+    palette = set(charts.SERIES_COLOURS) | {"white", "rgba(255,255,255,0.8)"}
+    fig = BUILT[name]()
+    for t in fig.data:
+        for colour in (
+            getattr(t, "marker", None) and t.marker.color,
+            getattr(t, "line", None) and t.line.color,
+        ):
+            if isinstance(colour, str):
+                assert colour in palette, f"{name}: {t.name} is {colour}"
+    for shape in fig.layout.shapes:
+        assert shape.line.color in palette
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_no_rows_give_no_figure(name):
+    build = EMPTY.get(name, getattr(charts, name))
+    assert build([]) is None
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_figure_data_is_plain_json(name):
+    data = charts.figure_data(BUILT[name]())
+    assert json.loads(json.dumps(data)) == data
+    assert {"data", "layout"} <= set(data)
+
+
+def test_figure_data_of_no_figure_is_none():
+    assert charts.figure_data(None) is None
+
+
+def test_names_from_people_are_escaped_and_kept_out_of_templates():
+    fig = charts.reviewer_decisions_chart([ReviewerDay(D1, "<img src=x onerror=alert(1)>", 2)])
+    assert fig.data[0].name == "&lt;img src=x onerror=alert(1)&gt;"
+    assert "img" not in fig.data[0].hovertemplate
+
+
+def test_rows_may_be_mappings_with_the_fields():
+    as_dicts = [{"at": hours(0), "open_items": 3}, {"at": hours(1), "open_items": 5}]
+    assert charts.queue_size_chart(as_dicts) == BUILT["queue_size_chart"]()
+
+
+# 1. Scores by decision.
+
+
+def test_score_histogram_stacks_decisions_on_shared_buckets():
+    fig = BUILT["score_histogram"]()
+    assert fig.layout.barmode == "stack"
+    assert [t.name for t in fig.data] == ["Pending review", "Warning", "Approved"]
+    for t in fig.data:
+        assert t.x == (3.25, 3.75, 4.25, 7.25)
+        assert t.width == (0.5, 0.5, 0.5, 0.5)
+    assert trace(fig, "Pending review").y == (4, 6, 1, 0)
+    assert trace(fig, "Warning").y == (0, 0, 10, 2)
+    assert trace(fig, "Approved").y == (0, 0, 0, 20)
+    assert plain(trace(fig, "Warning").customdata[2]) == ["4.00 to 4.50"]
+    assert "outputs warning" in trace(fig, "Warning").hovertemplate
+
+
+def test_score_histogram_draws_the_thresholds_where_they_are_with_labels():
+    fig = BUILT["score_histogram"]()
+    assert vertical_lines(fig) == [4.0, 7.0]
+    assert annotations(fig) == ["Review threshold 4.00", "Approve threshold 7.00"]
+    assert [a.x for a in fig.layout.annotations] == [4.0, 7.0]
+
+
+def test_score_histogram_without_a_threshold_draws_none():
+    fig = charts.score_histogram(SCORE_BUCKETS, review_threshold=None, approve_threshold=6.5)
+    assert vertical_lines(fig) == [6.5]
+
+
+def test_score_histogram_of_only_zero_counts_is_no_figure():
+    rows = [ScoreBucket(0, 1, "approved", 0)]
+    assert charts.score_histogram(rows, review_threshold=4, approve_threshold=7) is None
+
+
+def test_score_histogram_refuses_an_unknown_decision():
+    with pytest.raises(ValueError, match="decision 'maybe'"):
+        charts.score_histogram(
+            [ScoreBucket(0, 1, "maybe", 3)], review_threshold=4, approve_threshold=7
+        )
+
+
+# 2. The queue.
+
+
+def test_queue_size_over_time():
+    fig = charts.queue_size_chart([QueuePoint(hours(1), 5), QueuePoint(hours(0), 3)])
+    (line,) = fig.data
+    assert line.x == (hours(0), hours(1))
+    assert line.y == (3, 5)
+    assert "open review items" in line.hovertemplate
+
+
+def test_queue_age_buckets_are_labelled_with_durations():
+    fig = BUILT["queue_age_chart"]()
+    (bars,) = fig.data
+    assert bars.x == ("under 1 h", "1 h to 4 h", "4 h or more")
+    assert bars.y == (5, 2, 1)
+    assert "pending items" in bars.hovertemplate
+
+
+# 3. Reviewers.
+
+
+def test_decisions_per_reviewer_per_day_stack_the_busiest_first():
+    fig = BUILT["reviewer_decisions_chart"]()
+    assert fig.layout.barmode == "stack"
+    assert [t.name for t in fig.data] == ["bob", "ann"]
+    assert trace(fig, "bob").x == (D1, D2)
+    assert trace(fig, "bob").y == (5, 4)
+    assert trace(fig, "ann").y == (3, 0)
+    # Told apart by pattern as well as colour.
+    assert trace(fig, "bob").marker.pattern.shape != trace(fig, "ann").marker.pattern.shape
+    assert "decisions" in trace(fig, "ann").hovertemplate
+
+
+def test_median_decision_time_in_minutes_with_durations_written():
+    fig = BUILT["reviewer_time_chart"]()
+    (bars,) = fig.data
+    assert bars.y == ("ann", "bob")
+    assert bars.x == pytest.approx((95 / 60, 400 / 60))
+    assert bars.text == ("1 min 35 s", "6 min 40 s")
+    assert plain(bars.customdata[1]) == ["6 min 40 s", "12"]
+    assert fig.layout.xaxis.title.text == "Median time from claim to decision (min)"
+
+
+# 4. Thresholds.
+
+
+def test_threshold_history_is_step_lines_per_task_type_and_threshold():
+    fig = charts.threshold_history_chart(THRESHOLD_POINTS, until=hours(48))
+    review = trace(fig, "summary: review threshold")
+    assert review.line.shape == "hv"
+    assert review.x == (hours(0), hours(12), hours(48))
+    assert review.y == (4.0, 4.1, 4.1)
+    approve = trace(fig, "summary: approve threshold")
+    assert approve.y == (7.5, 7.5, 7.5)
+    assert approve.line.dash != review.line.dash
+    assert trace(fig, "qa: approve threshold").line.color != approve.line.color
+
+
+def test_threshold_changes_are_marked_by_where_they_came_from_with_reason_and_actor():
+    fig = BUILT["threshold_history_chart"]()
+    cycle = trace(fig, "Set by a learning cycle")
+    admin = trace(fig, "Edited by an admin")
+    pinned = trace(fig, "Held: pinned by an admin")
+    assert len({cycle.marker.symbol, admin.marker.symbol, pinned.marker.symbol}) == 3
+    assert cycle.y == (4.0, 7.0, 4.1)
+    assert admin.x == (hours(24),)
+    assert plain(admin.customdata[0]) == [
+        "summary",
+        "approve",
+        "7.50",
+        "Too many complaints.",
+        "Edited by an admin (alice)",
+    ]
+    assert cycle.customdata[2][3] == "Raised: the bound 0.31 &gt; 0.25."
+    assert cycle.customdata[2][4] == "Set by a learning cycle"
+    assert "%{customdata[3]}" in cycle.hovertemplate and "%{customdata[4]}" in cycle.hovertemplate
+
+
+def test_long_reasons_are_wrapped_for_the_hover():
+    point = ThresholdPoint(hours(0), "qa", "review", 4.0, "cycle", "word " * 40)
+    (reason,) = {row[3] for row in charts.threshold_history_chart([point]).data[-1].customdata}
+    assert reason.count("<br>") >= 2
+
+
+# 5. Scores over time.
+
+
+def test_score_heatmap_is_days_by_buckets_shaded_by_share_of_the_day():
+    fig = BUILT["score_heatmap"]()
+    (heat,) = fig.data
+    assert heat.x == (D1, D2)
+    assert heat.y == (2.5, 7.5)
+    assert plain(heat.z) == [[0.25, 0.0], [0.75, 1.0]]
+    assert plain(heat.customdata[1][0]) == ["5.00 to 10.00", "3", "75%"]
+    assert heat.colorscale is not None and heat.colorbar.title.text
+
+
+# 6. Human approval by score band.
+
+
+def test_approval_rate_per_band_per_day():
+    fig = BUILT["approval_by_band_chart"]()
+    assert [t.name for t in fig.data] == ["warning", "approved"]
+    warning = trace(fig, "warning")
+    assert warning.x == (D1, D2)
+    assert warning.y == (0.75, 0.25)
+    assert plain(warning.customdata[0]) == ["75%", "3", "4"]
+    assert trace(fig, "approved").marker.symbol != warning.marker.symbol
+    assert fig.layout.yaxis.tickformat == ".0%"
+
+
+def test_a_day_without_reviews_in_a_band_is_a_gap():
+    fig = charts.approval_by_band_chart(
+        [BandDay(D1, "warning", 1, 2), BandDay(D2, "warning", 0, 0)]
+    )
+    assert fig.data[0].y == (0.5, None)
+
+
+def test_approval_by_band_with_no_reviews_is_no_figure():
+    assert charts.approval_by_band_chart([BandDay(D1, "warning", 0, 0)]) is None
+
+
+# 7. Drift.
+
+
+def test_psi_series_with_the_alert_level_as_a_labelled_line():
+    fig = BUILT["psi_chart"]()
+    (series,) = fig.data
+    assert series.y == (0.05, 0.3)
+    assert plain(series.customdata) == [["0.050"], ["0.30"]]
+    assert horizontal_lines(fig) == [0.25]
+    assert annotations(fig) == ["Alert above PSI 0.25"]
+    assert "PSI" in series.hovertemplate
+
+
+# 8. Validators.
+
+
+def test_validator_importance_beside_current_weight_most_important_first():
+    fig = BUILT["validator_importance_chart"]()
+    importance, weight = trace(fig, "Importance"), trace(fig, "Current weight")
+    assert importance.y == weight.y == ("facts", "length")
+    assert importance.x == (0.2, 0.001)
+    assert weight.x == (1.4, 0.3)
+    assert weight.text == ("1.40", "0.30")
+    assert importance.xaxis != weight.xaxis
+    assert fig.layout.xaxis.title.text.startswith("Importance (Shapley value")
+
+
+def test_validator_accuracy_over_time():
+    fig = BUILT["validator_accuracy_chart"]()
+    (series,) = fig.data
+    assert series.name == "facts"
+    assert series.y == (0.8, 0.85)
+    assert plain(series.customdata) == [["80%"], ["85%"]]
+    assert "accuracy" in series.hovertemplate
+
+
+def test_validator_weight_history_is_steps():
+    fig = BUILT["validator_weight_chart"]()
+    (series,) = fig.data
+    assert series.line.shape == "hv"
+    assert series.y == (1.0, 1.1)
+    assert "weight" in series.hovertemplate
+
+
+# 9. Agreement.
+
+
+def test_kappa_matrix_is_symmetric_with_kappa_and_n_written_in_each_cell():
+    fig = BUILT["kappa_matrix_chart"]()
+    (heat,) = fig.data
+    assert heat.x == heat.y == ("ann", "bob", "cy")
+    assert plain(heat.z) == [[None, 0.6, None], [0.6, None, None], [None, None, None]]
+    assert heat.text[0][1] == heat.text[1][0] == "κ 0.60<br>n 40"
+    assert heat.text[1][2] == "κ –<br>n 3"
+    assert heat.text[0][0] == ""
+    assert heat.texttemplate == "%{text}"
+    assert (heat.zmin, heat.zmax) == (-1, 1)
+    assert "kappa" in heat.hovertemplate and "both judged" in heat.hovertemplate
+
+
+def test_alpha_over_time_with_krippendorffs_levels():
+    fig = BUILT["alpha_chart"]()
+    (series,) = fig.data
+    assert series.y == (0.7, 0.82)
+    assert plain(series.customdata[1]) == ["0.82", "120"]
+    assert horizontal_lines(fig) == [0.8, 0.667]
+
+
+# 10. Calibration and ranking.
+
+
+def test_reliability_diagram_has_rates_intervals_counts_and_the_ideal():
+    fig = BUILT["reliability_chart"]()
+    ideal = trace(fig, "Ideal: approval share = score ÷ 10")
+    assert (ideal.x, ideal.y) == ((0, 10), (0, 1))
+    points = trace(fig, "Reviewed outputs")
+    assert points.x == (3.0, 7.0)
+    assert points.y == (0.3, 0.9)
+    assert points.error_y.array == pytest.approx((0.2, 0.06))
+    assert points.error_y.arrayminus == pytest.approx((0.15, 0.1))
+    assert points.text == ("n 20", "n 50")
+    assert plain(points.customdata[0]) == ["2.00 to 4.00", "30%", "6", "20", "15%", "50%"]
+
+
+def test_reliability_diagram_leaves_out_buckets_nobody_reviewed():
+    rows = [ReliabilityBucket(0, 2, 0, 0, 0, 1), ReliabilityBucket(2, 4, 1, 2, 0.1, 0.9)]
+    assert trace(charts.reliability_chart(rows), "Reviewed outputs").x == (3.0,)
+
+
+def test_score_histograms_by_human_decision_side_by_side():
+    fig = BUILT["action_histogram"]()
+    assert fig.layout.barmode == "group"
+    assert [t.name for t in fig.data] == ["Rejected", "Modified", "Approved unchanged"]
+    assert trace(fig, "Rejected").y == (5, 0)
+    assert trace(fig, "Approved unchanged").y == (1, 9)
+    assert trace(fig, "Rejected").x == (3.0, 7.0)
+
+
+def test_auroc_per_task_type_and_model_with_intervals_and_chance():
+    fig = BUILT["auroc_chart"]()
+    assert [t.name for t in fig.data] == ["large", "small"]
+    small = trace(fig, "small")
+    assert small.x == ("qa", "summary")
+    assert small.y == (None, 0.8)
+    assert small.error_y.array[1] == pytest.approx(0.08)
+    assert small.error_y.arrayminus[1] == pytest.approx(0.1)
+    assert plain(small.customdata[1]) == ["0.80", "0.70", "0.88", "200"]
+    assert horizontal_lines(fig) == [0.5]
+    assert "AUROC" in small.hovertemplate
