@@ -1,0 +1,230 @@
+"""The dashboard's rollups: serving tables that pages and metric endpoints read instead of
+raw outputs and reviews (docs/performance.md, "Rollups").
+
+Each table is keyed by exactly the dimensions that pages filter or split on, and holds
+counts (and sums, where a chart needs a mean or a weighted rate) for that key. They are
+written only by ``dashboard.rollups``, which recomputes whole hours at a time.
+
+Time is the hour an output was created (its outputs' charts) or the hour a review was
+decided (the reviews' charts), both in UTC. An output's status changes when a human
+decides, hours or days after it was created: its row moves from one status to another
+within its created hour, which the refresh recomputes.
+"""
+
+from django.conf import settings
+from django.db import models
+
+from gating.models import TaskType
+
+# Score buckets. An output's score is in [0, 10]; bucket k holds [k·width, (k+1)·width),
+# and the last bucket also holds 10.0, so a score on an edge lands in the bucket that starts
+# there (4.0 in [4.0, 4.5)) and 10.0 in the last one.
+#
+# Outputs: 0.5 wide, 20 buckets. Histograms and the day x score heatmap need no finer
+# grain, and this table is the largest (one row per created hour, task type, model,
+# decision, status and bucket).
+OUTPUT_BUCKET_WIDTH = 0.5
+OUTPUT_BUCKETS = 20
+# Reviews: 0.1 wide, 100 buckets. The reliability diagram and the approval rate by band
+# add buckets up to any multiple of 0.1; AUROC per task type and model is computed from
+# approved / not-approved counts per bucket, counting pairs within one bucket as ties,
+# and 0.1 keeps that error small. Reviews are a fraction of outputs, so the finer key
+# costs little.
+REVIEW_BUCKET_WIDTH = 0.1
+REVIEW_BUCKETS = 100
+
+# How long a reviewer took from claim to decision, in buckets that start at these many
+# seconds (the last is open-ended). The median per reviewer is read off these counts by
+# interpolating inside the bucket that holds it; the exact mean comes from the sum.
+DECISION_TIME_EDGES = (0, 10, 30, 60, 120, 300, 600, 1800, 3600)
+
+# The age of an open queue item, in buckets that start at these many hours. Seven days is
+# when backlog relief may start (docs/learning.md).
+QUEUE_AGE_EDGES_HOURS = (0, 1, 4, 24, 72, 168)
+
+
+class OutputRollup(models.Model):
+    """Outputs created in an hour, per task type, model, decision, status and score bucket."""
+
+    hour = models.DateTimeField()
+    task_type = models.ForeignKey(TaskType, on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=200)
+    decision = models.CharField(max_length=20)
+    status = models.CharField(max_length=20)
+    score_bucket = models.PositiveSmallIntegerField()
+    outputs = models.PositiveIntegerField()
+    # For the mean score of any slice (drift), which buckets only approximate.
+    score_sum = models.FloatField()
+
+    class Meta:
+        constraints = [
+            # Leads with the hour: every page reads a time range, and the refresh deletes
+            # whole hours.
+            models.UniqueConstraint(
+                fields=["hour", "task_type", "model", "decision", "status", "score_bucket"],
+                name="output_rollup_key",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["task_type", "model", "hour"], name="output_rollup_pair_hour"),
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.hour:%Y-%m-%d %H}h {self.model} {self.decision}/{self.status}: {self.outputs}"
+        )
+
+
+class ReviewRollup(models.Model):
+    """Reviews decided in an hour, per task type, model, the output's decision, the slot's
+    kind, the action and the output's score bucket (fine): the human approval rate by
+    score, and the audits' estimate of the gate's error."""
+
+    hour = models.DateTimeField()
+    task_type = models.ForeignKey(TaskType, on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=200)
+    decision = models.CharField(max_length=20)
+    kind = models.CharField(max_length=20)
+    is_audit = models.BooleanField()
+    is_bulk = models.BooleanField()
+    action = models.CharField(max_length=10)
+    score_bucket = models.PositiveSmallIntegerField()
+    reviews = models.PositiveIntegerField()
+    # The sum of 1 / inclusion probability: audits are a sample, and weighting each by its
+    # inverse gives unbiased rates for everything the gate delivered (Horvitz-Thompson).
+    weight_sum = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=[
+                    "hour",
+                    "task_type",
+                    "model",
+                    "decision",
+                    "kind",
+                    "is_audit",
+                    "is_bulk",
+                    "action",
+                    "score_bucket",
+                ],
+                name="review_rollup_key",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["task_type", "model", "hour"], name="review_rollup_pair_hour"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.hour:%Y-%m-%d %H}h {self.model} {self.kind} {self.action}: {self.reviews}"
+
+
+class ReviewerRollup(models.Model):
+    """Decisions per reviewer in an hour, per task type, model and action, with how long
+    each took from claim to decision."""
+
+    hour = models.DateTimeField()
+    task_type = models.ForeignKey(TaskType, on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=200)
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    action = models.CharField(max_length=10)
+    is_bulk = models.BooleanField()
+    # Index into DECISION_TIME_EDGES; NULL for bulk decisions, which have no claim.
+    time_bucket = models.PositiveSmallIntegerField(null=True)
+    reviews = models.PositiveIntegerField()
+    decision_time_sum = models.DurationField(null=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=[
+                    "hour",
+                    "task_type",
+                    "model",
+                    "reviewer",
+                    "action",
+                    "is_bulk",
+                    "time_bucket",
+                ],
+                # Bulk decisions' NULL time bucket is not checked for uniqueness here; the
+                # refresh's GROUP BY makes one row per key all the same.
+                name="reviewer_rollup_key",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["task_type", "model", "hour"], name="reviewer_rollup_pair_hour"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.hour:%Y-%m-%d %H}h reviewer {self.reviewer_id} {self.action}: {self.reviews}"
+
+
+class QueueSnapshot(models.Model):
+    """The open queue at one moment, per task type, model and kind: taken every few
+    minutes, so that its size over time is a read of these rows."""
+
+    taken_at = models.DateTimeField()
+    task_type = models.ForeignKey(TaskType, on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=200)
+    kind = models.CharField(max_length=20)
+    open_items = models.PositiveIntegerField()
+    oldest_queued_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["taken_at", "task_type", "model", "kind"], name="queue_snapshot_key"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["task_type", "model", "taken_at"], name="queue_snapshot_pair"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.taken_at:%Y-%m-%d %H:%M} {self.model} {self.kind}: {self.open_items} open"
+
+
+class QueueAgeSnapshot(models.Model):
+    """The same moments' open items by age bucket, for the age distribution. Apart from
+    QueueSnapshot so that a series over weeks reads one row per key, not one per bucket."""
+
+    taken_at = models.DateTimeField()
+    task_type = models.ForeignKey(TaskType, on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=200)
+    kind = models.CharField(max_length=20)
+    # Index into QUEUE_AGE_EDGES_HOURS.
+    age_bucket = models.PositiveSmallIntegerField()
+    open_items = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["taken_at", "task_type", "model", "kind", "age_bucket"],
+                name="queue_age_snapshot_key",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.taken_at:%Y-%m-%d %H:%M} {self.model} {self.kind} age {self.age_bucket}"
+
+
+class RollupCheckpoint(models.Model):
+    """What one refresh saw: the largest id of each table it reads new rows from, and on
+    PostgreSQL the bounds of its snapshot (xmin: the oldest transaction still running;
+    xmax: the first not yet started). A later refresh reads new rows from an older
+    checkpoint on (``dashboard.rollups``), so that rows committed late are not missed."""
+
+    taken_at = models.DateTimeField()
+    output_id = models.BigIntegerField()
+    review_id = models.BigIntegerField()
+    audit_event_id = models.BigIntegerField()
+    snapshot_xmin = models.BigIntegerField(null=True)
+    snapshot_xmax = models.BigIntegerField(null=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"checkpoint at {self.taken_at:%Y-%m-%d %H:%M:%S}"

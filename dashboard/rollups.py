@@ -1,0 +1,505 @@
+"""Keeping the dashboard's rollups current: the refresh every minute, the queue snapshot
+every five, and the full rebuild (docs/performance.md, "Rollups").
+
+A rollup hour is always recomputed whole from the raw rows: its rows are deleted and
+inserted again by one ``INSERT … SELECT … GROUP BY`` per table, so running a refresh twice,
+or two at once, can never count anything twice. Hours are recomputed in batches, one
+transaction each: a run killed halfway leaves every hour either as it was or recomputed.
+
+Which hours the refresh recomputes ("dirty" hours) comes from the rows that are new since
+an earlier refresh, found by id rather than by timestamp, because history can arrive with
+old timestamps (the simulator replays weeks in minutes):
+
+* each new output makes its created hour dirty;
+* each new review makes its decided hour dirty (the review rollups), and its output's
+  created hour (the output's status may have changed);
+* each new backlog relief in the audit log makes its output's created hour dirty (relief
+  changes an output's decision and status without a review).
+
+Those are every way an output's decision or status changes (``gating.reviews``); a new
+one must make its outputs' hours dirty here too. Deleted rows are not seen: after
+``simulate --reset``, run ``manage.py rollups_rebuild``.
+
+Late commits. A row's id is drawn when it is inserted, not when its transaction commits:
+a batch still open while the refresh runs can commit later with ids below ones the refresh
+saw. So each refresh records a checkpoint (the largest id of each table, and on PostgreSQL
+its snapshot's bounds), and the next refresh reads new rows not from the previous
+checkpoint but from the newest one that every late commit is past: taken at least
+REREAD_LAG before the previous refresh, and, on PostgreSQL, with every transaction that
+was running when it was taken finished before the previous refresh began. A row below
+that checkpoint's ids was then either seen by the previous refresh or will never be
+committed. (The one case this does not prove: a transaction that draws ids before its
+first write, is caught in that instant, and then runs longer than REREAD_LAG. Batch
+ingest draws its ids immediately before writing them.) SQLite allows one writer at a
+time, so ids there are committed in order and the lag is only a margin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from django.db import connection, transaction
+from django.db.models import (
+    BigIntegerField,
+    Case,
+    Count,
+    DateTimeField,
+    DurationField,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    IntegerField,
+    Max,
+    Min,
+    Model,
+    Q,
+    QuerySet,
+    Sum,
+    Value,
+    When,
+)
+from django.db.models.functions import Cast, Floor, Least, Trunc
+from django.utils import timezone
+
+from dashboard.models import (
+    DECISION_TIME_EDGES,
+    OUTPUT_BUCKET_WIDTH,
+    OUTPUT_BUCKETS,
+    QUEUE_AGE_EDGES_HOURS,
+    REVIEW_BUCKET_WIDTH,
+    REVIEW_BUCKETS,
+    OutputRollup,
+    QueueAgeSnapshot,
+    QueueSnapshot,
+    ReviewerRollup,
+    ReviewRollup,
+    RollupCheckpoint,
+)
+from gating.models import AuditEvent, Output, Review, ReviewItem
+
+# How far behind the previous refresh new rows are read again. Transactions that write
+# outputs and reviews last milliseconds to seconds; this is the margin for the rare one
+# that outlives the xid check above, and costs only a few minutes of rows read again.
+REREAD_LAG = timedelta(minutes=5)
+# Hours recomputed per transaction: a day of the rebuild at a time, short enough that a
+# killed rebuild loses little and pages never wait long on its locks.
+HOURS_PER_TRANSACTION = 24
+# Queue snapshots are kept this long; the queue page shows weeks at most.
+QUEUE_SNAPSHOT_RETENTION = timedelta(days=90)
+# A PostgreSQL advisory lock that one refresh or rebuild holds at a time: two would both
+# delete an hour and insert it again, and the second insert would collide with the first.
+_LOCK_KEY = 7_310_420_001
+HOUR = timedelta(hours=1)
+
+
+@dataclass(frozen=True)
+class RefreshReport:
+    ran: bool  # False when another refresh or rebuild held the lock
+    output_hours: int = 0
+    review_hours: int = 0
+
+
+# --------------------------------------------------------------------------- SQL pieces
+
+
+def _hour_of(field: str) -> Trunc:
+    return Trunc(field, "hour", output_field=DateTimeField(), tzinfo=UTC)
+
+
+def _bucket_of(field: str, width: float, buckets: int) -> Cast:
+    """The score's bucket: floor(score / width), with 10.0 in the last bucket. Multiplied by
+    the whole number 1 / width rather than divided by width, so that a score on an edge
+    (4.0, 0.3) is not a rounding error below it."""
+    per_point = round(1 / width)
+    return Cast(
+        Least(Floor(F(field) * Value(per_point)), Value(buckets - 1)), output_field=IntegerField()
+    )
+
+
+def _decision_time_bucket() -> Case:
+    """Which DECISION_TIME_EDGES bucket the time from claim to decision falls in; none for
+    a bulk decision or a decision with no claim."""
+    return Case(
+        When(Q(is_bulk=True) | Q(item__claimed_at__isnull=True), then=Value(None)),
+        *[
+            When(item__claimed_at__gt=F("decided_at") - timedelta(seconds=edge), then=Value(i))
+            for i, edge in enumerate(DECISION_TIME_EDGES[1:])
+        ],
+        default=Value(len(DECISION_TIME_EDGES) - 1),
+        output_field=IntegerField(),
+    )
+
+
+def _outputs_by_hour(since: datetime, until: datetime) -> QuerySet:
+    return (
+        Output.objects.filter(created_at__gte=since, created_at__lt=until)
+        .order_by()
+        .values(
+            r_hour=_hour_of("created_at"),
+            r_task_type=F("task_type_id"),
+            r_model=F("model"),
+            r_decision=F("decision"),
+            r_status=F("status"),
+            r_score_bucket=_bucket_of("score", OUTPUT_BUCKET_WIDTH, OUTPUT_BUCKETS),
+        )
+        .annotate(r_outputs=Count("id"), r_score_sum=Sum("score"))
+    )
+
+
+def _reviews_by_hour(since: datetime, until: datetime) -> QuerySet:
+    return (
+        Review.objects.filter(decided_at__gte=since, decided_at__lt=until)
+        .order_by()
+        .values(
+            r_hour=_hour_of("decided_at"),
+            r_task_type=F("output__task_type_id"),
+            r_model=F("output__model"),
+            r_decision=F("output__decision"),
+            r_kind=F("item__kind"),
+            r_is_audit=F("item__is_audit"),
+            r_is_bulk=F("is_bulk"),
+            r_action=F("action"),
+            r_score_bucket=_bucket_of("output__score", REVIEW_BUCKET_WIDTH, REVIEW_BUCKETS),
+        )
+        .annotate(
+            r_reviews=Count("id"),
+            r_weight_sum=Sum(
+                Value(1.0) / F("item__inclusion_probability"), output_field=FloatField()
+            ),
+        )
+    )
+
+
+def _reviewers_by_hour(since: datetime, until: datetime) -> QuerySet:
+    decision_time = ExpressionWrapper(
+        F("decided_at") - F("item__claimed_at"), output_field=DurationField()
+    )
+    return (
+        Review.objects.filter(decided_at__gte=since, decided_at__lt=until)
+        .order_by()
+        .values(
+            r_hour=_hour_of("decided_at"),
+            r_task_type=F("output__task_type_id"),
+            r_model=F("output__model"),
+            r_reviewer=F("reviewer_id"),
+            r_action=F("action"),
+            r_is_bulk=F("is_bulk"),
+            r_time_bucket=_decision_time_bucket(),
+        )
+        .annotate(
+            r_reviews=Count("id"),
+            r_decision_time_sum=Sum(decision_time, filter=Q(is_bulk=False)),
+        )
+    )
+
+
+@dataclass(frozen=True)
+class _Rollup:
+    table: type[Model]
+    source: Callable[[datetime, datetime], QuerySet]
+
+
+OUTPUTS = (_Rollup(OutputRollup, _outputs_by_hour),)
+REVIEWS = (_Rollup(ReviewRollup, _reviews_by_hour), _Rollup(ReviewerRollup, _reviewers_by_hour))
+
+
+def _insert_select(table: type[Model], rows: QuerySet) -> None:
+    """``INSERT INTO table SELECT …``: the aggregation stays in the database. Each selected
+    alias is ``r_`` and the name of the table's field it fills."""
+    select, params = rows.query.sql_with_params()
+    compiler = rows.query.get_compiler(connection=connection)
+    aliases = [alias for _, _, alias in compiler.get_select()[0]]
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(table._meta.get_field(alias[2:]).column) for alias in aliases)
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {quote(table._meta.db_table)} ({columns}) {select}", params)
+
+
+def _recompute(
+    hours: Iterable[datetime], rollups: tuple[_Rollup, ...], on_progress=lambda done: None
+) -> None:
+    """Replace the rows of ``hours`` in each of ``rollups`` with a fresh aggregate of the raw
+    rows, HOURS_PER_TRANSACTION hours per transaction."""
+    ordered = sorted(hours)
+    for start in range(0, len(ordered), HOURS_PER_TRANSACTION):
+        batch = ordered[start : start + HOURS_PER_TRANSACTION]
+        with transaction.atomic():
+            for since, until in _stretches(batch):
+                for rollup in rollups:
+                    rollup.table.objects.filter(hour__gte=since, hour__lt=until).delete()
+                    _insert_select(rollup.table, rollup.source(since, until))
+        on_progress(len(batch))
+
+
+def _stretches(hours: list[datetime]) -> Iterator[tuple[datetime, datetime]]:
+    """Sorted hours as [since, until) runs of consecutive hours: one statement each."""
+    since = previous = hours[0]
+    for hour in hours[1:]:
+        if hour != previous + HOUR:
+            yield since, previous + HOUR
+            since = hour
+        previous = hour
+    yield since, previous + HOUR
+
+
+# --------------------------------------------------------------------------- dirty hours
+
+
+def _hours_of(rows: QuerySet, field: str) -> set[datetime]:
+    return set(rows.order_by().annotate(h=_hour_of(field)).values_list("h", flat=True).distinct())
+
+
+def _checkpoint_take(now: datetime) -> RollupCheckpoint:
+    """The largest ids now, and on PostgreSQL the snapshot they were read in, all read by
+    one statement so that they describe one moment (unsaved)."""
+    quote = connection.ops.quote_name
+    tables = [quote(m._meta.db_table) for m in (Output, Review, AuditEvent)]
+    largest = ", ".join(f"(SELECT COALESCE(MAX(id), 0) FROM {t})" for t in tables)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                f"SELECT {largest}, pg_snapshot_xmin(s)::text::bigint, "
+                "pg_snapshot_xmax(s)::text::bigint FROM pg_current_snapshot() AS s"
+            )
+            output_id, review_id, audit_event_id, xmin, xmax = cursor.fetchone()
+        else:
+            cursor.execute(f"SELECT {largest}")
+            (output_id, review_id, audit_event_id), xmin, xmax = cursor.fetchone(), None, None
+    return RollupCheckpoint(
+        taken_at=now,
+        output_id=output_id,
+        review_id=review_id,
+        audit_event_id=audit_event_id,
+        snapshot_xmin=xmin,
+        snapshot_xmax=xmax,
+    )
+
+
+def _reread_from(previous: RollupCheckpoint | None) -> RollupCheckpoint | None:
+    """The newest checkpoint that no row committed after ``previous`` was taken can lie
+    below (module docstring); None to read every row."""
+    if previous is None:
+        return None
+    settled = RollupCheckpoint.objects.filter(taken_at__lte=previous.taken_at - REREAD_LAG)
+    if previous.snapshot_xmin is not None:
+        # Every transaction running when the checkpoint was taken had ended.
+        settled = settled.filter(snapshot_xmax__lte=previous.snapshot_xmin)
+    return settled.order_by("-id").first()
+
+
+def _dirty_hours(low: RollupCheckpoint, high: RollupCheckpoint) -> tuple[set, set]:
+    """The created hours of outputs and the decided hours of reviews that rows with ids in
+    (low, high] make dirty."""
+
+    def new(model: type[Model], attname: str) -> QuerySet:
+        return model.objects.filter(pk__gt=getattr(low, attname), pk__lte=getattr(high, attname))
+
+    reviews = new(Review, "review_id")
+    reliefs = (
+        new(AuditEvent, "audit_event_id")
+        .filter(action=AuditEvent.Action.BACKLOG_RELIEF, object_type=Output._meta.label_lower)
+        .values(output=Cast("object_id", BigIntegerField()))
+    )
+    # Three queries rather than one with OR: PostgreSQL answers an OR of two IN
+    # subqueries by reading every output.
+    output_hours = (
+        _hours_of(new(Output, "output_id"), "created_at")
+        | _hours_of(Output.objects.filter(pk__in=reviews.values("output_id")), "created_at")
+        | _hours_of(Output.objects.filter(pk__in=reliefs), "created_at")
+    )
+    return output_hours, _hours_of(reviews, "decided_at")
+
+
+_NOTHING_READ = RollupCheckpoint(taken_at=datetime.min, output_id=0, review_id=0, audit_event_id=0)
+
+
+@contextmanager
+def _exclusive(*, wait: bool) -> Iterator[bool]:
+    """Hold the rollups' lock (PostgreSQL), waiting for it or not; yields whether it is
+    held. A session lock, not a transaction's: a run is many transactions. A killed run's
+    connection closes, which releases it."""
+    if connection.vendor != "postgresql":
+        yield True
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {'pg_advisory_lock' if wait else 'pg_try_advisory_lock'}(%s)", [_LOCK_KEY]
+        )
+        held = wait or cursor.fetchone()[0]
+    try:
+        yield held
+    finally:
+        if held:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [_LOCK_KEY])
+
+
+# --------------------------------------------------------------------------- the jobs
+
+
+def rollups_refresh(now: datetime | None = None) -> RefreshReport:
+    """Recompute the hours that rows new since an earlier refresh make dirty (module
+    docstring). Meant for beat, every minute; never on the ingest path. Returns without
+    doing anything while another refresh or a rebuild runs: the next minute's catches up."""
+    now = now or timezone.now()
+    with _exclusive(wait=False) as held:
+        if not held:
+            return RefreshReport(ran=False)
+        low = _reread_from(RollupCheckpoint.objects.first())
+        high = _checkpoint_take(now)
+        output_hours, review_hours = _dirty_hours(low or _NOTHING_READ, high)
+        _recompute(output_hours, OUTPUTS)
+        _recompute(review_hours, REVIEWS)
+        # Recorded last: a run killed before this line is done again from the same rows.
+        high.save()
+        if low is not None:
+            # Later refreshes read from ``low`` or a newer checkpoint, never an older one.
+            RollupCheckpoint.objects.filter(id__lt=low.id).delete()
+    return RefreshReport(ran=True, output_hours=len(output_hours), review_hours=len(review_hours))
+
+
+def rollups_rebuild(
+    since: datetime | None = None,
+    until: datetime | None = None,
+    *,
+    now: datetime | None = None,
+    on_progress: Callable[[int, int], None] = lambda done, total: None,
+) -> int:
+    """Recompute every hour in [since, until) (to the hour), by default every hour that
+    has outputs, reviews or rollup rows; returns how many hours. ``on_progress`` is called
+    with the hours done so far and the total. Waits for a running refresh to finish.
+
+    A whole rebuild (no bounds) also records a checkpoint, so that the refresh goes on
+    from it rather than from the beginning.
+    """
+    now = now or timezone.now()
+    with _exclusive(wait=True):
+        checkpoint = _checkpoint_take(now) if since is None and until is None else None
+        first, last = _span()
+        since = _hour_floor(since) if since else first
+        until = _hour_ceil(until) if until else last
+        hours = []
+        while since is not None and until is not None and since < until:
+            hours.append(since)
+            since += HOUR
+        done = 0
+
+        def advance(count: int) -> None:
+            nonlocal done
+            done += count
+            on_progress(done, len(hours))
+
+        _recompute(hours, OUTPUTS + REVIEWS, advance)
+        if checkpoint is not None:
+            checkpoint.save()
+    return len(hours)
+
+
+def _span() -> tuple[datetime | None, datetime | None]:
+    """The first hour and the end of the last one that has raw rows or rollup rows."""
+    bounds = [
+        Output.objects.aggregate(first=Min("created_at"), last=Max("created_at")),
+        Review.objects.aggregate(first=Min("decided_at"), last=Max("decided_at")),
+        *(
+            table.objects.aggregate(first=Min("hour"), last=Max("hour"))
+            for table in (OutputRollup, ReviewRollup, ReviewerRollup)
+        ),
+    ]
+    firsts = [b["first"] for b in bounds if b["first"] is not None]
+    lasts = [b["last"] for b in bounds if b["last"] is not None]
+    if not firsts:
+        return None, None
+    return _hour_floor(min(firsts)), _hour_floor(max(lasts)) + HOUR
+
+
+def _hour_floor(moment: datetime) -> datetime:
+    return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+
+
+def _hour_ceil(moment: datetime) -> datetime:
+    floor = _hour_floor(moment)
+    return floor if floor == moment else floor + HOUR
+
+
+# --------------------------------------------------------------------------- the queue
+
+
+def _age_bucket(at: datetime) -> Case:
+    """Which QUEUE_AGE_EDGES_HOURS bucket an item's age at ``at`` falls in."""
+    return Case(
+        *[
+            When(queued_at__gt=at - timedelta(hours=edge), then=Value(i))
+            for i, edge in enumerate(QUEUE_AGE_EDGES_HOURS[1:])
+        ],
+        default=Value(len(QUEUE_AGE_EDGES_HOURS) - 1),
+        output_field=IntegerField(),
+    )
+
+
+def _snapshot_store(taken_at: datetime, open_items: QuerySet, at: datetime) -> int:
+    """Store the snapshot of ``open_items`` (ages as of ``at``) under ``taken_at``,
+    replacing one stored there before; returns how many QueueSnapshot rows."""
+    keys = ("task_type_id", "model", "kind")
+    sizes = (
+        open_items.order_by()
+        .values(*keys)
+        .annotate(open_items=Count("id"), oldest_queued_at=Min("queued_at"))
+    )
+    ages = (
+        open_items.order_by()
+        .annotate(age_bucket=_age_bucket(at))
+        .values(*keys, "age_bucket")
+        .annotate(open_items=Count("id"))
+    )
+    with transaction.atomic():
+        for table in (QueueSnapshot, QueueAgeSnapshot):
+            table.objects.filter(taken_at=taken_at).delete()
+        rows = QueueSnapshot.objects.bulk_create(
+            QueueSnapshot(taken_at=taken_at, **row) for row in sizes
+        )
+        QueueAgeSnapshot.objects.bulk_create(
+            QueueAgeSnapshot(taken_at=taken_at, **row) for row in ages
+        )
+    return len(rows)
+
+
+def queue_snapshot_take(now: datetime | None = None) -> int:
+    """Snapshot the open queue now, under the minute it is taken in (a second run in the
+    same minute replaces the first), and drop snapshots past QUEUE_SNAPSHOT_RETENTION.
+    Meant for beat, every five minutes. Returns how many QueueSnapshot rows it stored."""
+    now = now or timezone.now()
+    taken_at = now.replace(second=0, microsecond=0)
+    # Through the claim's partial index of open items, however long the decided history.
+    stored = _snapshot_store(
+        taken_at, ReviewItem.objects.filter(state=ReviewItem.State.OPEN, queued_at__lte=now), now
+    )
+    cutoff = now - QUEUE_SNAPSHOT_RETENTION
+    for table in (QueueSnapshot, QueueAgeSnapshot):
+        table.objects.filter(taken_at__lt=cutoff).delete()
+    return stored
+
+
+def queue_snapshots_backfill(
+    since: datetime | None = None, until: datetime | None = None, *, every: timedelta = HOUR
+) -> int:
+    """Snapshots of the queue as it was at each ``every`` from ``since`` (to the hour;
+    default: when the first item was queued) up to ``until`` (default now), from the items'
+    queued and decided times: for history that was replayed rather than lived (the demo, a
+    simulation), which beat's snapshots never saw. Returns how many moments."""
+    since = since or ReviewItem.objects.aggregate(first=Min("queued_at"))["first"]
+    until = until or timezone.now()
+    if since is None:
+        return 0
+    at = _hour_floor(since)
+    moments = 0
+    while at < until:
+        was_open = ReviewItem.objects.filter(queued_at__lte=at).filter(
+            Q(decided_at__isnull=True) | Q(decided_at__gt=at)
+        )
+        _snapshot_store(at, was_open, at)
+        at += every
+        moments += 1
+    return moments
