@@ -8,10 +8,12 @@ from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count
+from django.http import HttpResponseRedirect
 from django.utils.html import format_html
 
 from gating import services, users, webhooks
 from gating.authentication import forget_tokens
+from gating.exceptions import TaskTypeInvalid
 from gating.models import (
     ApiToken,
     AuditEvent,
@@ -29,14 +31,57 @@ from gating.models import (
 from gating.roles import Role, user_role
 
 
+class ValidatorInlineForm(forms.ModelForm):
+    def clean_weight(self):
+        weight = self.cleaned_data["weight"]
+        if problem := services.weight_problem(weight):
+            raise ValidationError(problem)
+        return weight
+
+
 class ValidatorInline(admin.TabularInline):
     model = Validator
+    form = ValidatorInlineForm
     extra = 0
     fields = ["name", "weight", "is_fact_check"]
 
 
+class TaskTypeAdminForm(forms.ModelForm):
+    reason = forms.CharField(
+        required=False,
+        max_length=services.REASON_MAX_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Why the change is made: kept in the audit log with it.",
+    )
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.instance.pk is None:
+            # A new task type: its values are checked against the defaults.
+            stored = self.instance
+            changes = {name: cleaned[name] for name in cleaned if name in services.GATE_SETTINGS}
+        else:
+            # Locked until the admin's post commits (ModelAdmin posts in one transaction),
+            # so the rules are checked on the row the edit will change, not a stale copy.
+            stored = TaskType.objects.select_for_update().get(pk=self.instance.pk)
+            changes = {name: cleaned[name] for name in self.changed_data if name in cleaned}
+            changes.pop("reason", None)
+            # The form cannot tell whether the inline's weights changed: every post asks why.
+            reason = cleaned.get("reason", "")
+            if problem := services.reason_problem(reason, services.EditSource.ADMIN):
+                self.add_error("reason", problem)
+        for name, problem in services.gate_settings_problems(stored, changes).items():
+            self.add_error(name if name in self.fields else None, problem)
+        return cleaned
+
+
 @admin.register(TaskType)
 class TaskTypeAdmin(admin.ModelAdmin):
+    """An edit of a task type's settings and its validators' weights goes through the gate
+    settings service, like the API's and the cycles': checked in words next to each field,
+    audited with its reason, and applied to the gate at once."""
+
+    form = TaskTypeAdminForm
     list_display = [
         "name",
         "review_threshold",
@@ -46,24 +91,77 @@ class TaskTypeAdmin(admin.ModelAdmin):
         "reviewed_count",
         "in_cold_start",
     ]
-    readonly_fields = ["recommended_tier", "reviewed_count", "created_at", "updated_at"]
     inlines = [ValidatorInline]
 
+    def get_fields(self, request, obj=None):
+        fields = super().get_fields(request, obj)
+        return fields if obj is not None else [f for f in fields if f != "reason"]
+
+    def get_readonly_fields(self, request, obj=None):
+        readonly = ["recommended_tier", "reviewed_count", "created_at", "updated_at"]
+        # Gateways name the task type in every output: renamed, their next output would
+        # create another one with the default settings.
+        return readonly if obj is None else ["name", *readonly]
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except TaskTypeInvalid as refused:
+            # A rule the form could not check (a validator deleted meanwhile): the post's
+            # transaction rolled back, so nothing changed.
+            self.message_user(
+                request, f"Nothing was changed: {refused.field}: {refused}", messages.ERROR
+            )
+            return HttpResponseRedirect(request.get_full_path())
+
     def save_model(self, request, obj, form, change):
-        # Edits go through the service, so that they are audited like the API's (and the
-        # threshold-drift alert sees admins' moves as well as the cycles').
+        # An edit is saved in save_related, together with the validators' weights.
         if not change:
             super().save_model(request, obj, form, change)
-            return
-        changes = {field: form.cleaned_data[field] for field in form.changed_data}
-        if changes:
-            services.task_type_update(
-                task_type=TaskType.objects.get(pk=obj.pk), changes=changes, actor=request.user
+
+    def save_related(self, request, form, formsets, change):
+        if change:
+            services.gate_settings_change(
+                task_type=form.instance,
+                changes={
+                    name: form.cleaned_data[name]
+                    for name in form.changed_data
+                    if name in services.GATE_SETTINGS
+                },
+                weights=_weights_edited(formsets),
+                actor=request.user,
+                reason=form.cleaned_data["reason"],
+                source=services.EditSource.ADMIN,
             )
+        super().save_related(request, form, formsets, change)
+
+    def save_formset(self, request, form, formset, change):
+        # The service has saved the weights of existing validators (save_related); the
+        # formset saves the rest: names, fact checks, added and deleted validators.
+        formset.save(commit=False)
+        for validator in formset.deleted_objects:
+            validator.delete()
+        for validator in formset.new_objects:
+            validator.save()
+        for validator, changed in formset.changed_objects:
+            if rest := [name for name in changed if name != "weight"]:
+                validator.save(update_fields=rest)
 
     @admin.display(boolean=True)
     def in_cold_start(self, obj):
         return obj.in_cold_start
+
+
+def _weights_edited(formsets) -> dict[str, float]:
+    """The weights changed in the validators inline, by each validator's stored name (a
+    rename is saved after them)."""
+    return {
+        form.initial["name"]: form.cleaned_data["weight"]
+        for formset in formsets
+        if formset.model is Validator
+        for form in formset.initial_forms
+        if "weight" in form.changed_data and not form.cleaned_data.get("DELETE")
+    }
 
 
 @admin.register(TaskModelStats)

@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+import math
 import random
 import threading
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from functools import cached_property
 
 from cachetools import TTLCache
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from gating import bulk, reviews, scoring, users
-from gating.audit import audit_record
+from gating.audit import audit_record, audit_record_many
 from gating.exceptions import IdempotencyConflict, TaskTypeInvalid, TaskTypeRefused
 from gating.models import (
     DEFAULT_FACT_CHECK_VALIDATORS,
@@ -444,57 +447,254 @@ def _insert_one(cursor, output: Output, item: ReviewItem | None) -> None:
     item.output_id = output.pk
 
 
-def task_type_update(*, task_type: TaskType, changes: dict, actor: AbstractUser) -> TaskType:
-    """Apply already-validated threshold, cold-start and sampling changes to a task type.
+# --------------------------------------------------------------------------- the gate's settings
+# A task type's thresholds, cold start, sampling and learning settings, and its validators'
+# weights, have one writer whoever moves them: the API's PATCH, the Django admin, the
+# thresholds page and the learning cycles all go through gate_settings_change(_many), which
+# checks every rule in words naming the field, records the edit in the audit log and clears
+# the gate's caches once it commits.
 
-    The row is locked and the thresholds' order checked on the stored values merged with the
-    changes: two edits at once, each valid alone (review up, approve down), must not both
-    pass a check made on a stale copy. A value equal to the current one is no change; with
-    no change left, nothing is saved or audited (an empty edit must not look like an edit
-    in the log or in updated_at).
 
-    Raises TaskTypeInvalid naming the field that breaks review_threshold < approve_threshold.
+class EditSource(StrEnum):
+    """The door a change of the gate's settings came through, as the audit log names it."""
+
+    API = "api"
+    ADMIN = "admin"
+    PAGE = "page"
+    CYCLE = "cycle"
+
+
+# People say why they move the gate. The API's reason is optional, so that clients written
+# before it existed keep working; the cycles give theirs with each edit.
+REASON_REQUIRED = frozenset({EditSource.ADMIN, EditSource.PAGE})
+REASON_MAX_LENGTH = 500
+
+# Each numeric setting's allowed values, bounds included. The API's schema publishes them.
+SETTING_RANGES: dict[str, tuple[float, float]] = {
+    "review_threshold": (0.0, 10.0),
+    "approve_threshold": (0.0, 10.0),
+    "cold_start_reviews": (0, 100_000),
+    "cold_start_margin": (0.0, 10.0),
+    "audit_rate_approved": (0.0, 1.0),
+    "audit_rate_warning": (0.0, 1.0),
+    "double_review_rate": (0.0, 1.0),
+    # An error level of 0 can never be certified, and a loose one certifies anything.
+    "alpha_approve": (0.001, 0.5),
+    "alpha_warning": (0.001, 0.9),
+    "delta": (0.001, 0.5),
+}
+_WHOLE_NUMBERS = frozenset({"cold_start_reviews"})
+_SWITCHES = frozenset({"review_threshold_pinned", "approve_threshold_pinned", "backlog_relief"})
+GATE_SETTINGS = frozenset({*SETTING_RANGES, *_SWITCHES, "threshold_policy"})
+
+
+@dataclass(frozen=True)
+class GateSettingsEdit:
+    """One task type's edit: settings by field, validators' weights by name, and why."""
+
+    task_type: TaskType
+    changes: Mapping[str, object] = field(default_factory=dict)
+    weights: Mapping[str, float] = field(default_factory=dict)
+    reason: str = ""
+    # Recorded with the edit besides its reason and source: a cycle's run and policy.
+    context: Mapping[str, object] = field(default_factory=dict)
+
+
+def gate_settings_change(
+    *,
+    task_type: TaskType,
+    changes: Mapping[str, object] | None = None,
+    weights: Mapping[str, float] | None = None,
+    actor: AbstractUser | None,
+    reason: str,
+    source: EditSource,
+) -> TaskType:
+    """Change one task type's settings and its validators' weights, as a person does from
+    the thresholds page, the API or the admin. Returns the task type as stored.
+
+    Raises TaskTypeInvalid naming the first field that breaks a rule; see
+    gate_settings_change_many.
     """
+    edit = GateSettingsEdit(task_type, changes or {}, weights or {}, reason)
+    [stored] = gate_settings_change_many(edits=[edit], actor=actor, source=source)
+    return stored
+
+
+def gate_settings_change_many(
+    *,
+    edits: Sequence[GateSettingsEdit],
+    actor: AbstractUser | None,
+    source: EditSource,
+    at: datetime | None = None,
+) -> list[TaskType]:
+    """The one writer of the gate's settings: apply every edit, or none, in a handful of
+    queries whatever their number (the cycles edit every task type at once). Returns the
+    edits' task types as stored.
+
+    The task types' rows, and those of the validators whose weights are edited, are locked
+    in id order, and every rule is checked on the stored values merged with the edit: two
+    edits at once, each valid alone (review up, approve down), must not both pass a check
+    made on a stale copy. A value equal to the stored one is no change; an edit left with
+    none is neither saved nor audited, so it looks like no edit in the log or in updated_at.
+
+    Each task type that changes gets one threshold_edit event in the audit log, at ``at``
+    (a cycle's window end; now by default). ``before`` holds the old values of what
+    changed, with the weights under "weights"; ``after`` the new ones likewise, plus
+    "reason", "source" and the edit's context. The gate's per-process caches are cleared
+    when the edits commit, so the next output is scored with the new settings.
+
+    Raises TaskTypeInvalid naming the first field that breaks a rule (gate_settings_problems,
+    weight_problem, reason_problem), "weights.<validator>" for a weight.
+    """
+    now = timezone.now()
     with transaction.atomic():
-        current = TaskType.objects.select_for_update().get(pk=task_type.pk)
-        changed = {
-            field: value for field, value in changes.items() if getattr(current, field) != value
-        }
-        if not changed:
-            return current
-        before = {field: getattr(current, field) for field in changed}
-        for field, value in changed.items():
-            setattr(current, field, value)
-        _check_thresholds_ordered(current, changed)
-        try:
-            current.save(update_fields=[*changed, "updated_at"])
-        except IntegrityError as exc:
-            # The rules checked only by the API's serializer (rates within 0..1) reach the
-            # database unchecked from other callers: still an answer, not a server error.
-            raise TaskTypeInvalid(
-                "non_field_errors",
-                "The change breaks a rule of task types: thresholds within 0..10 with review "
-                "below approve, rates within 0..1.",
-            ) from exc
-        audit_record(
-            actor=actor,
-            action=AuditEvent.Action.THRESHOLD_EDIT,
-            obj=current,
-            before=before,
-            after=changed,
-        )
-    transaction.on_commit(gate_caches_clear)
-    return current
+        stored, validators = _settings_locked(edits)
+        retouched: dict[int, TaskType] = {}
+        fields: set[str] = set()
+        reweighted: list[Validator] = []
+        events = []
+        for edit in edits:
+            task_type, own = stored[edit.task_type.pk], validators[edit.task_type.pk]
+            _refuse(gate_settings_problems(task_type, edit.changes))
+            _refuse(_weights_problems(task_type, own, edit.weights))
+            before, after = _apply_changed(task_type, edit.changes)
+            if after:
+                task_type.updated_at = now
+                retouched[task_type.pk] = task_type
+                fields.update(after)
+            moved = [own[name] for name, w in edit.weights.items() if own[name].weight != w]
+            if moved:
+                before["weights"] = {v.name: v.weight for v in moved}
+                for v in moved:
+                    v.weight = edit.weights[v.name]
+                after["weights"] = {v.name: v.weight for v in moved}
+                reweighted += moved
+            if not after:
+                continue
+            if problem := reason_problem(edit.reason, source):
+                raise TaskTypeInvalid("reason", problem)
+            extra = {"reason": edit.reason, "source": str(source), **edit.context}
+            events.append((task_type, before, {**after, **extra}))
+        if retouched:
+            TaskType.objects.bulk_update(retouched.values(), [*sorted(fields), "updated_at"])
+        if reweighted:
+            Validator.objects.bulk_update(reweighted, ["weight"])
+        if events:
+            audit_record_many(
+                actor=actor, action=AuditEvent.Action.THRESHOLD_EDIT, rows=events, at=at or now
+            )
+            transaction.on_commit(gate_caches_clear)
+    return [stored[e.task_type.pk] for e in edits]
 
 
-def _check_thresholds_ordered(task_type: TaskType, changed: dict) -> None:
-    """The database's task_type_thresholds_ordered, in words naming the field that moved."""
-    review, approve = task_type.review_threshold, task_type.approve_threshold
-    if review < approve:
-        return
-    if "review_threshold" in changed:
-        raise TaskTypeInvalid("review_threshold", f"Must be below approve_threshold ({approve:g}).")
-    raise TaskTypeInvalid("approve_threshold", f"Must be above review_threshold ({review:g}).")
+def _settings_locked(
+    edits: Sequence[GateSettingsEdit],
+) -> tuple[dict[int, TaskType], dict[int, dict[str, Validator]]]:
+    """The edited task types by id, and the validators of those whose weights are edited
+    by task type id and name, locked in id order: two writers locking the same rows in
+    different orders would each hold one the other waits for, and deadlock."""
+    task_types = TaskType.objects.select_for_update().filter(pk__in={e.task_type.pk for e in edits})
+    stored = {t.pk: t for t in task_types.order_by("pk")}
+    validators: dict[int, dict[str, Validator]] = defaultdict(dict)
+    if reweighted := {e.task_type.pk for e in edits if e.weights}:
+        rows = Validator.objects.select_for_update().filter(task_type__in=reweighted)
+        for v in rows.order_by("pk"):
+            validators[v.task_type_id][v.name] = v
+    return stored, validators
+
+
+def gate_settings_problems(task_type: TaskType, changes: Mapping[str, object]) -> dict[str, str]:
+    """What is wrong with ``changes`` to ``task_type`` as stored, in words by field; empty
+    when nothing is. Forms call this to show each problem next to its field.
+
+    A value equal to the stored one is no change and is not checked: a rule tightened since
+    a value was stored must not block every other edit of its task type.
+    """
+    problems = {}
+    changed = {}
+    for name, value in changes.items():
+        if name not in GATE_SETTINGS:
+            problems[name] = "Not a setting of the gate: it cannot be changed here."
+        elif getattr(task_type, name) != value:
+            changed[name] = value
+            if problem := _setting_problem(name, value):
+                problems[name] = problem
+    if problems.keys() & {"review_threshold", "approve_threshold"}:
+        return problems
+    # The database's task_type_thresholds_ordered, in words naming the field that moved.
+    review = changed.get("review_threshold", task_type.review_threshold)
+    approve = changed.get("approve_threshold", task_type.approve_threshold)
+    if review >= approve:
+        if "review_threshold" in changed:
+            problems["review_threshold"] = f"Must be below approve_threshold ({approve:g})."
+        else:
+            problems["approve_threshold"] = f"Must be above review_threshold ({review:g})."
+    return problems
+
+
+def weight_problem(value: object) -> str | None:
+    """A validator's weight is a finite number, 0 or more: 0 leaves it out of the score."""
+    if not _is_number(value) or not math.isfinite(value) or value < 0:
+        return "Must be a finite number, 0 or more."
+    return None
+
+
+def reason_problem(reason: str, source: EditSource) -> str | None:
+    """Why an edit was made, as the audit log keeps it; people must say (REASON_REQUIRED)."""
+    if len(reason) > REASON_MAX_LENGTH:
+        return f"At most {REASON_MAX_LENGTH} characters."
+    if source in REASON_REQUIRED and not reason.strip():
+        return "Say why: the reason is kept in the audit log with the change."
+    return None
+
+
+def _setting_problem(name: str, value: object) -> str | None:
+    if name in _SWITCHES:
+        return None if isinstance(value, bool) else "Must be true or false."
+    if name == "threshold_policy":
+        choices = TaskType.ThresholdPolicy.values
+        return None if value in choices else f"Must be one of: {', '.join(choices)}."
+    if name in _WHOLE_NUMBERS and not (_is_number(value) and isinstance(value, int)):
+        return "Must be a whole number."
+    if not _is_number(value) or not math.isfinite(value):
+        return "Must be a finite number."
+    low, high = SETTING_RANGES[name]
+    if not low <= value <= high:
+        return f"Must be between {low:g} and {high:g}."
+    return None
+
+
+def _weights_problems(
+    task_type: TaskType, validators: dict[str, Validator], weights: Mapping[str, float]
+) -> dict[str, str]:
+    problems = {}
+    for name, weight in weights.items():
+        if name not in validators:
+            problems[f"weights.{name}"] = f"{task_type.name} has no validator named {name!r}."
+        elif validators[name].weight != weight and (problem := weight_problem(weight)):
+            problems[f"weights.{name}"] = problem
+    return problems
+
+
+def _refuse(problems: dict[str, str]) -> None:
+    if problems:
+        name, message = next(iter(problems.items()))
+        raise TaskTypeInvalid(name, message)
+
+
+def _is_number(value: object) -> bool:
+    # bool is an int to Python, but true is not a threshold.
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _apply_changed(obj: models.Model, wanted: Mapping[str, object]) -> tuple[dict, dict]:
+    """Set on ``obj`` each value of ``wanted`` that differs from its own. Returns the old and
+    the new values of those alone, as the audit log records an edit."""
+    after = {name: value for name, value in wanted.items() if getattr(obj, name) != value}
+    before = {name: getattr(obj, name) for name in after}
+    for name, value in after.items():
+        setattr(obj, name, value)
+    return before, after
 
 
 def gateway_settings_set(
@@ -507,26 +707,19 @@ def gateway_settings_set(
     """
     with transaction.atomic():
         current, _ = GatewaySettings.objects.select_for_update().get_or_create(user=user)
-        wanted = {
-            "may_create_task_types": may_create_task_types,
-            "task_type_limit": task_type_limit,
-        }
-        changed = {
-            field: value for field, value in wanted.items() if getattr(current, field) != value
-        }
-        if not changed:
-            return current
-        before = {field: getattr(current, field) for field in changed}
-        for field, value in changed.items():
-            setattr(current, field, value)
-        current.save(update_fields=list(changed))
-        audit_record(
-            actor=actor,
-            action=AuditEvent.Action.ACCESS_CHANGE,
-            obj=current,
-            before=before,
-            after=changed,
+        before, after = _apply_changed(
+            current,
+            {"may_create_task_types": may_create_task_types, "task_type_limit": task_type_limit},
         )
+        if after:
+            current.save(update_fields=list(after))
+            audit_record(
+                actor=actor,
+                action=AuditEvent.Action.ACCESS_CHANGE,
+                obj=current,
+                before=before,
+                after=after,
+            )
     return current
 
 

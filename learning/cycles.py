@@ -21,10 +21,9 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Avg, F, Max
 from django.utils import timezone
 
-from gating.audit import audit_record
-from gating.models import AuditEvent, Output, TaskType, Validator
+from gating import services
+from gating.models import Output, TaskType, Validator
 from gating.outbox import outbox_enqueue
-from gating.services import gate_caches_clear
 from learning import alerts, selectors
 from learning.models import (
     CycleRun,
@@ -81,7 +80,6 @@ def cycle_run(kind: str, at: datetime | None = None) -> CycleRun:
     except Exception as exc:
         _record_failure(kind, start, end, exc)
         raise
-    transaction.on_commit(gate_caches_clear)
     return run
 
 
@@ -204,11 +202,16 @@ def _validators_cycle(run: CycleRun):
     by_task_type = selectors.verdicts_by_task_type(
         since=run.window_start, until=run.window_end, with_validators=True
     )
+    validators_of: dict[int, dict[str, Validator]] = defaultdict(dict)
+    for v in Validator.objects.filter(task_type__in=by_task_type):
+        validators_of[v.task_type_id][v.name] = v
     counts = {"task_types": 0, "verdicts": 0, "reweighted": 0}
     changes = []
+    assessments = []
+    edits = []
     for task_type in TaskType.objects.filter(pk__in=by_task_type):
         verdicts = by_task_type[task_type.pk]
-        validators = {v.name: v for v in Validator.objects.filter(task_type=task_type)}
+        validators = validators_of[task_type.pk]
         names = tuple(sorted(validators))
         counts["task_types"] += 1
         counts["verdicts"] += len(verdicts)
@@ -241,35 +244,51 @@ def _validators_cycle(run: CycleRun):
             max_step=settings.LEARNING_MAX_WEIGHT_STEP,
             floor=settings.LEARNING_WEIGHT_FLOOR,
         )
-        assessments = []
         for name in names:
-            validator = validators[name]
             assessments.append(
                 ValidatorAssessment(
                     cycle=run,
-                    validator=validator,
+                    validator=validators[name],
                     n=len(verdicts),
                     accuracy=accuracy[name],
                     importance=found[name],
-                    old_weight=validator.weight,
+                    old_weight=validators[name].weight,
                     new_weight=new[name],
                 )
             )
-            if new[name] != validator.weight:
-                changes.append(
-                    {
-                        "task_type": task_type.name,
-                        "validator": name,
-                        "old": validator.weight,
-                        "new": new[name],
-                        "importance": round(found[name], 6),
-                    }
+        moved = {name: new[name] for name in names if new[name] != validators[name].weight}
+        for name, weight in moved.items():
+            changes.append(
+                {
+                    "task_type": task_type.name,
+                    "validator": name,
+                    "old": validators[name].weight,
+                    "new": weight,
+                    "importance": round(found[name], 6),
+                }
+            )
+        counts["reweighted"] += len(moved)
+        if moved:
+            edits.append(
+                services.GateSettingsEdit(
+                    task_type,
+                    weights=moved,
+                    reason=f"Moved toward each validator's importance in {len(verdicts)} verdicts.",
+                    context={"cycle": run.pk},
                 )
-                validator.weight = new[name]
-                validator.save(update_fields=["weight"])
-                counts["reweighted"] += 1
-        ValidatorAssessment.objects.bulk_create(assessments)
+            )
+    ValidatorAssessment.objects.bulk_create(assessments)
+    _gate_settings_change(run, edits)
     return counts, changes
+
+
+def _gate_settings_change(run: CycleRun, edits: list[services.GateSettingsEdit]) -> None:
+    """A cycle's moves, through the gate settings service as anyone's: audited with no
+    actor at the window's end, and applied to the gate when the run commits."""
+    if edits:
+        services.gate_settings_change_many(
+            edits=edits, actor=None, source=services.EditSource.CYCLE, at=run.window_end
+        )
 
 
 # --------------------------------------------------------------------------- thresholds
@@ -280,6 +299,8 @@ def _thresholds_cycle(run: CycleRun):
     by_task_type = selectors.verdicts_by_task_type(since=run.window_start, until=run.window_end)
     counts = {"task_types": 0, "verdicts": 0, "moved": 0}
     changes = []
+    records = []
+    edits = []
     now = run.window_end
     for task_type in TaskType.objects.select_for_update().order_by("pk"):
         verdicts = by_task_type.get(task_type.pk, [])
@@ -314,15 +335,31 @@ def _thresholds_cycle(run: CycleRun):
                 "approve": task_type.approve_threshold_pinned,
             },
         )
-        moved = _thresholds_apply(run, task_type, final)
+        records += _threshold_records(run, task_type, final)
+        moved = [final[w] for w in ("review", "approve") if final[w].new != final[w].old]
         counts["moved"] += len(moved)
-        changes += moved
+        changes += [
+            {"task_type": task_type.name, "threshold": p.which, "old": p.old, "new": p.new}
+            for p in moved
+        ]
+        if moved:
+            edits.append(
+                services.GateSettingsEdit(
+                    task_type,
+                    changes={f"{p.which}_threshold": p.new for p in moved},
+                    reason=" ".join(f"{p.which.capitalize()}: {p.reason}" for p in moved),
+                    context={"cycle": run.pk, "policy": task_type.threshold_policy},
+                )
+            )
+    ThresholdChange.objects.bulk_create(records)
+    _gate_settings_change(run, edits)
     return counts, changes
 
 
-def _thresholds_apply(run: CycleRun, task_type: TaskType, final: dict) -> list[dict]:
+def _threshold_records(run: CycleRun, task_type: TaskType, final: dict) -> list[ThresholdChange]:
+    """The cycle's decision on each threshold of the task type, moved or held, with its
+    evidence."""
     rows = []
-    moved = []
     for which in ("review", "approve"):
         p = final[which]
         passed = (p.evidence or {}).get("passed") or {}
@@ -342,26 +379,7 @@ def _thresholds_apply(run: CycleRun, task_type: TaskType, final: dict) -> list[d
                 at=run.window_end,
             )
         )
-        if p.new != p.old:
-            moved.append(
-                {"task_type": task_type.name, "threshold": which, "old": p.old, "new": p.new}
-            )
-    ThresholdChange.objects.bulk_create(rows)
-    if moved:
-        before = {f"{m['threshold']}_threshold": m["old"] for m in moved}
-        after = {f"{m['threshold']}_threshold": m["new"] for m in moved}
-        for field, value in after.items():
-            setattr(task_type, field, value)
-        task_type.save(update_fields=[*after, "updated_at"])
-        audit_record(
-            actor=None,
-            action=AuditEvent.Action.THRESHOLD_EDIT,
-            obj=task_type,
-            before=before,
-            after={**after, "cycle": run.pk, "policy": task_type.threshold_policy},
-            at=run.window_end,
-        )
-    return moved
+    return rows
 
 
 # --------------------------------------------------------------------------- tiers

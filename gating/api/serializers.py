@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from gating import services
 from gating.api.strict import StrictModelSerializer, StrictSerializer
 from gating.models import Review, TaskType
 
@@ -36,9 +37,16 @@ class BulkDecisionSerializer(QueueFilters):
     dry_run = serializers.BooleanField(default=False)
 
 
+def _setting(name: str, kind: type[serializers.Field] = serializers.FloatField):
+    """A task type setting's field, with the range the gate's settings service enforces."""
+    low, high = services.SETTING_RANGES[name]
+    return kind(min_value=low, max_value=high, required=False)
+
+
 class TaskTypeSerializer(StrictModelSerializer):
     """A task type's thresholds, cold start and sampling. A PATCH changes the writable
-    fields it names; {} or values equal to the current ones change and record nothing."""
+    fields it names, with an optional reason kept in the audit log; {} or values equal to
+    the current ones change and record nothing."""
 
     class Meta:
         model = TaskType
@@ -63,6 +71,7 @@ class TaskTypeSerializer(StrictModelSerializer):
             "in_cold_start",
             "created_at",
             "updated_at",
+            "reason",
         ]
         read_only_fields = [
             "name",
@@ -74,13 +83,20 @@ class TaskTypeSerializer(StrictModelSerializer):
         ]
 
     in_cold_start = serializers.BooleanField(read_only=True)
-    review_threshold = serializers.FloatField(min_value=0.0, max_value=10.0, required=False)
-    approve_threshold = serializers.FloatField(min_value=0.0, max_value=10.0, required=False)
-    cold_start_reviews = serializers.IntegerField(min_value=0, max_value=100_000, required=False)
-    cold_start_margin = serializers.FloatField(min_value=0.0, max_value=10.0, required=False)
-    audit_rate_approved = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
-    audit_rate_warning = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
-    double_review_rate = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
-    alpha_approve = serializers.FloatField(min_value=0.001, max_value=0.5, required=False)
-    alpha_warning = serializers.FloatField(min_value=0.001, max_value=0.9, required=False)
-    delta = serializers.FloatField(min_value=0.001, max_value=0.5, required=False)
+    review_threshold = _setting("review_threshold")
+    approve_threshold = _setting("approve_threshold")
+    cold_start_reviews = _setting("cold_start_reviews", serializers.IntegerField)
+    cold_start_margin = _setting("cold_start_margin")
+    audit_rate_approved = _setting("audit_rate_approved")
+    audit_rate_warning = _setting("audit_rate_warning")
+    double_review_rate = _setting("double_review_rate")
+    alpha_approve = _setting("alpha_approve")
+    alpha_warning = _setting("alpha_warning")
+    delta = _setting("delta")
+    reason = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        max_length=services.REASON_MAX_LENGTH,
+        help_text="Why the change is made: kept in the audit log with it.",
+    )

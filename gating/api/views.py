@@ -148,11 +148,15 @@ class TaskTypeDetail(generics.RetrieveUpdateAPIView):
     ]
 
     def perform_update(self, serializer):
+        changes = dict(serializer.validated_data)
+        reason = changes.pop("reason", "")
         # The service answers with the row as stored, which the response shows.
-        serializer.instance = services.task_type_update(
+        serializer.instance = services.gate_settings_change(
             task_type=serializer.instance,
-            changes=serializer.validated_data,
+            changes=changes,
             actor=self.request.user,
+            reason=reason,
+            source=services.EditSource.API,
         )
 
 

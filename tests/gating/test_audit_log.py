@@ -20,7 +20,9 @@ def test_a_threshold_edit_is_logged_with_before_and_after(user_in, client_for):
     admin = user_in(Role.ADMIN)
 
     response = client_for(admin).patch(
-        "/api/v1/task-types/summarize/", {"approve_threshold": 7.5}, format="json"
+        "/api/v1/task-types/summarize/",
+        {"approve_threshold": 7.5, "reason": "too many false approvals"},
+        format="json",
     )
 
     assert response.status_code == 200
@@ -31,7 +33,11 @@ def test_a_threshold_edit_is_logged_with_before_and_after(user_in, client_for):
         "gating.tasktype",
     )
     assert event.before == {"approve_threshold": 7.0}
-    assert event.after == {"approve_threshold": 7.5}
+    assert event.after == {
+        "approve_threshold": 7.5,
+        "reason": "too many false approvals",
+        "source": "api",
+    }
 
 
 def test_a_refused_threshold_edit_logs_nothing(admin_api):

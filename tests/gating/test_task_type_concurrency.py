@@ -58,12 +58,22 @@ def test_two_edits_that_clash_one_applies_the_other_is_400(attempt):
 def test_the_service_checks_the_rule_on_the_stored_row_not_the_callers_copy(user_in):
     stale = TaskTypeFactory(name="racing", review_threshold=4.0, approve_threshold=7.0)
     admin = user_in(Role.ADMIN)
-    services.task_type_update(
-        task_type=TaskType.objects.get(pk=stale.pk), changes=EDITS[0], actor=admin
+    services.gate_settings_change(
+        task_type=TaskType.objects.get(pk=stale.pk),
+        changes=EDITS[0],
+        actor=admin,
+        reason="raise the review threshold",
+        source=services.EditSource.PAGE,
     )
 
     with pytest.raises(TaskTypeInvalid) as refused:
-        services.task_type_update(task_type=stale, changes=EDITS[1], actor=admin)
+        services.gate_settings_change(
+            task_type=stale,
+            changes=EDITS[1],
+            actor=admin,
+            reason="lower the approve threshold",
+            source=services.EditSource.PAGE,
+        )
 
     assert refused.value.field == "approve_threshold"
     stored = TaskType.objects.get(pk=stale.pk)

@@ -80,12 +80,18 @@ def test_unknown_task_type_is_404(admin_api):
     assert admin_api.get("/api/v1/task-types/nope/").status_code == 404
 
 
-def test_a_rule_only_the_database_checks_is_refused_as_data(task_type, user_in):
+def test_a_rule_the_serializer_does_not_see_is_refused_by_the_service_by_name(task_type, user_in):
+    # Other doors than the API (the admin, the page, the cycles) reach the same rules.
     with pytest.raises(TaskTypeInvalid) as refused:
-        services.task_type_update(
-            task_type=task_type, changes={"audit_rate_approved": 2.0}, actor=user_in(Role.ADMIN)
+        services.gate_settings_change(
+            task_type=task_type,
+            changes={"audit_rate_approved": 2.0},
+            actor=user_in(Role.ADMIN),
+            reason="audit everything",
+            source=services.EditSource.PAGE,
         )
 
-    assert refused.value.field == "non_field_errors"
+    assert refused.value.field == "audit_rate_approved"
+    assert str(refused.value) == "Must be between 0 and 1."
     task_type.refresh_from_db()
     assert task_type.audit_rate_approved == 0.0

@@ -140,8 +140,12 @@ def test_threshold_drift_counts_every_edit_within_a_day(user_in):
     def edit(hours_ago, value):
         with pytest.MonkeyPatch.context() as patched:
             patched.setattr("django.utils.timezone.now", lambda: NOW - timedelta(hours=hours_ago))
-            services.task_type_update(
-                task_type=task_type, changes={"approve_threshold": value}, actor=admin
+            services.gate_settings_change(
+                task_type=task_type,
+                changes={"approve_threshold": value},
+                actor=admin,
+                reason="tuning",
+                source=services.EditSource.PAGE,
             )
 
     edit(30, 6.9)

@@ -243,6 +243,7 @@ def test_admin_threshold_edits_are_audited(client, user_in):
     data.update(
         {
             "approve_threshold": "7.5",
+            "reason": "fewer false approvals",
             "validators-TOTAL_FORMS": "0",
             "validators-INITIAL_FORMS": "0",
         }
@@ -254,3 +255,4 @@ def test_admin_threshold_edits_are_audited(client, user_in):
     edit = AuditEvent.objects.get(action="threshold_edit", object_id=str(task_type.pk))
     assert edit.actor == admin
     assert edit.before == {"approve_threshold": 7.0}
+    assert edit.after["reason"] == "fewer false approvals"
