@@ -161,6 +161,16 @@ class ReviewerRollup(models.Model):
         return f"{self.hour:%Y-%m-%d %H}h reviewer {self.reviewer_id} {self.action}: {self.reviews}"
 
 
+class QueueSnapshotMoment(models.Model):
+    """When a queue snapshot was taken: a queue with nothing open leaves no QueueSnapshot
+    rows, and is then a snapshot of zero items rather than a gap."""
+
+    taken_at = models.DateTimeField(unique=True)
+
+    def __str__(self) -> str:
+        return f"queue snapshot at {self.taken_at:%Y-%m-%d %H:%M}"
+
+
 class QueueSnapshot(models.Model):
     """The open queue at one moment, per task type, model and kind: taken every few
     minutes, so that its size over time is a read of these rows."""

@@ -74,6 +74,7 @@ from dashboard.models import (
     OutputRollup,
     QueueAgeSnapshot,
     QueueSnapshot,
+    QueueSnapshotMoment,
     ReviewerRollup,
     ReviewRollup,
     RollupCheckpoint,
@@ -457,6 +458,7 @@ def _snapshot_store(taken_at: datetime, open_items: QuerySet, at: datetime) -> i
     with transaction.atomic():
         for table in (QueueSnapshot, QueueAgeSnapshot):
             table.objects.filter(taken_at=taken_at).delete()
+        QueueSnapshotMoment.objects.get_or_create(taken_at=taken_at)
         rows = QueueSnapshot.objects.bulk_create(
             QueueSnapshot(taken_at=taken_at, **row) for row in sizes
         )
@@ -477,7 +479,7 @@ def queue_snapshot_take(now: datetime | None = None) -> int:
         taken_at, ReviewItem.objects.filter(state=ReviewItem.State.OPEN, queued_at__lte=now), now
     )
     cutoff = now - QUEUE_SNAPSHOT_RETENTION
-    for table in (QueueSnapshot, QueueAgeSnapshot):
+    for table in (QueueSnapshot, QueueAgeSnapshot, QueueSnapshotMoment):
         table.objects.filter(taken_at__lt=cutoff).delete()
     return stored
 

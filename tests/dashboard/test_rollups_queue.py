@@ -8,7 +8,12 @@ from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
 from dashboard import rollups, tasks
-from dashboard.models import QUEUE_AGE_EDGES_HOURS, QueueAgeSnapshot, QueueSnapshot
+from dashboard.models import (
+    QUEUE_AGE_EDGES_HOURS,
+    QueueAgeSnapshot,
+    QueueSnapshot,
+    QueueSnapshotMoment,
+)
 from gating.models import Output, Review, ReviewItem
 from gating.roles import Role
 from tests.dashboard.test_rollups import decide_some, ingest, ingest_at
@@ -130,3 +135,12 @@ def test_beat_runs_the_refresh_every_minute_and_the_snapshot_every_five():
     snapshot = entries["dashboard.tasks.queue_snapshot_take"]
     assert (refresh.crontab.minute, refresh.expire_seconds) == ("*", 50)
     assert (snapshot.crontab.minute, snapshot.expire_seconds) == ("*/5", 240)
+
+
+def test_a_snapshot_of_an_empty_queue_is_recorded_as_a_moment():
+    now = timezone.now()
+
+    rollups.queue_snapshot_take(now)
+
+    assert not QueueSnapshot.objects.exists()
+    assert QueueSnapshotMoment.objects.get().taken_at == now.replace(second=0, microsecond=0)
