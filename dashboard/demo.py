@@ -10,6 +10,7 @@ from pathlib import Path
 
 from django.contrib.auth import get_user_model
 
+from dashboard import rollups
 from gating import services
 from gating.roles import Role
 from learning import cycles
@@ -104,3 +105,15 @@ def demo_traffic_seed(
         on_hour_end=_learn_at_day_end,
         until=until,
     )
+
+
+def demo_rollups_build(*, until: datetime, on_progress=None) -> int:
+    """The dashboard's rollups over the seeded traffic, and the queue as it stood at each
+    hour of it (beat's snapshots never saw the replay), so that the pages open with data.
+    Returns how many hours were rolled up."""
+    hours = rollups.rollups_rebuild(
+        now=until, on_progress=on_progress or (lambda done, total: None)
+    )
+    rollups.queue_snapshots_backfill(until=until)
+    rollups.queue_snapshot_take(until)
+    return hours

@@ -431,3 +431,20 @@ def test_score_edges_land_in_the_bucket_that_starts_there(gateway):
     assert sorted(OutputRollup.objects.values_list("score_bucket", flat=True)) == [8, 19]
     assert sorted(ReviewRollup.objects.values_list("score_bucket", flat=True)) == [40, 99]
     assert_rollups_equal_raw()
+
+
+def test_the_demo_opens_with_its_rollups_and_queue_history_built(settings, tmp_path):
+    import time_machine
+
+    from dashboard.models import QueueSnapshotMoment
+
+    settings.VAR_DIR = tmp_path
+    now = datetime(2026, 3, 4, 15, 30, tzinfo=UTC)
+    with time_machine.travel(now):
+        call_command("demo_setup", "--days", "2", "--outputs-per-day", "100", "--verbosity", "0")
+
+    assert_rollups_equal_raw()
+    moments = QueueSnapshotMoment.objects.values_list("taken_at", flat=True)
+    # Every hour since the first item was queued, and the present.
+    assert len(moments) > 24
+    assert max(moments) == now.replace(second=0)

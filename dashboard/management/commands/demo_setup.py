@@ -30,6 +30,13 @@ class Command(BaseCommand):
                 report = demo.demo_traffic_seed(
                     config, until=until, on_progress=lambda n: progress.advance(task, n)
                 )
+                rolled = progress.add_task("Building the dashboard's rollups (hours)", total=None)
+                demo.demo_rollups_build(
+                    until=until,
+                    on_progress=lambda done, total: progress.update(
+                        rolled, completed=done, total=total
+                    ),
+                )
             self.stdout.write(
                 self.style.SUCCESS(
                     f"Demo seeded: {report.outputs} outputs over {days} days up to now, "
