@@ -62,8 +62,9 @@ class TaskTypeAdminForm(forms.ModelForm):
             changes = {name: cleaned[name] for name in cleaned if name in services.GATE_SETTINGS}
         else:
             # Locked until the admin's post commits (ModelAdmin posts in one transaction),
-            # so the rules are checked on the row the edit will change, not a stale copy.
-            stored = TaskType.objects.select_for_update().get(pk=self.instance.pk)
+            # so the rules are checked on the row the edit will change, not a stale copy;
+            # as the service locks it, without holding up new outputs.
+            stored = TaskType.objects.select_for_update(no_key=True).get(pk=self.instance.pk)
             changes = {name: cleaned[name] for name in self.changed_data if name in cleaned}
             changes.pop("reason", None)
             # The form cannot tell whether the inline's weights changed: every post asks why.

@@ -592,12 +592,19 @@ def _settings_locked(
 ) -> tuple[dict[int, TaskType], dict[int, dict[str, Validator]]]:
     """The edited task types by id, and the validators of those whose weights are edited
     by task type id and name, locked in id order: two writers locking the same rows in
-    different orders would each hold one the other waits for, and deadlock."""
-    task_types = TaskType.objects.select_for_update().filter(pk__in={e.task_type.pk for e in edits})
+    different orders would each hold one the other waits for, and deadlock.
+
+    The locks are PostgreSQL's NO KEY UPDATE, which writers of settings wait on but the
+    foreign-key checks of new outputs and validators do not: a plain FOR UPDATE would
+    hold up every output of these task types until the edit commits.
+    """
+    task_types = TaskType.objects.select_for_update(no_key=True).filter(
+        pk__in={e.task_type.pk for e in edits}
+    )
     stored = {t.pk: t for t in task_types.order_by("pk")}
     validators: dict[int, dict[str, Validator]] = defaultdict(dict)
     if reweighted := {e.task_type.pk for e in edits if e.weights}:
-        rows = Validator.objects.select_for_update().filter(task_type__in=reweighted)
+        rows = Validator.objects.select_for_update(no_key=True).filter(task_type__in=reweighted)
         for v in rows.order_by("pk"):
             validators[v.task_type_id][v.name] = v
     return stored, validators

@@ -302,7 +302,8 @@ def _thresholds_cycle(run: CycleRun):
     records = []
     edits = []
     now = run.window_end
-    for task_type in TaskType.objects.select_for_update().order_by("pk"):
+    # Locked as the gate settings service locks them, which lets new outputs in meanwhile.
+    for task_type in TaskType.objects.select_for_update(no_key=True).order_by("pk"):
         verdicts = by_task_type.get(task_type.pk, [])
         counts["task_types"] += 1
         counts["verdicts"] += len(verdicts)

@@ -1,18 +1,20 @@
 """Two threshold edits at once, on PostgreSQL: each is valid alone, together they would
-break review < approve. One applies; the other is refused by name, never a 500."""
+break review < approve. One applies; the other is refused by name, never a 500. And an
+edit in progress lets the gate store new outputs meanwhile."""
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from rest_framework.test import APIClient
 
 from gating import services
 from gating.exceptions import TaskTypeInvalid
 from gating.models import AuditEvent, TaskType
 from gating.roles import Role
-from tests.factories import TaskTypeFactory, UserFactory, token_for
+from gating.submissions import OutputSubmission
+from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory, token_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("requires_postgres")]
 
@@ -78,3 +80,43 @@ def test_the_service_checks_the_rule_on_the_stored_row_not_the_callers_copy(user
     assert refused.value.field == "approve_threshold"
     stored = TaskType.objects.get(pk=stale.pk)
     assert (stored.review_threshold, stored.approve_threshold) == (6.5, 7.0)
+
+
+def test_an_edit_in_progress_does_not_hold_up_new_outputs_of_its_task_type(gateway):
+    # New outputs check their task type's row as a foreign key at commit: a lock that
+    # blocks that check would stall the gate for as long as the edit (or a cycle) lasts.
+    TaskTypeFactory(name="racing", review_threshold=4.0, approve_threshold=7.0)
+    admin = UserFactory(role=Role.ADMIN)
+    locked, finish = threading.Event(), threading.Event()
+
+    def edit():
+        try:
+            with transaction.atomic():
+                services.gate_settings_change(
+                    task_type=TaskType.objects.get(name="racing"),
+                    changes={"review_threshold": 5.0},
+                    actor=admin,
+                    reason="held open while an output arrives",
+                    source=services.EditSource.PAGE,
+                )
+                locked.set()
+                finish.wait(timeout=10)
+        finally:
+            connection.close()
+
+    submission = OutputSubmission(**SubmissionFactory(task_type="racing"))
+    with ThreadPoolExecutor(1) as pool:
+        editing = pool.submit(edit)
+        assert locked.wait(timeout=10)
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SET lock_timeout = '2s'")
+            result = services.output_ingest(source=gateway, submission=submission)
+        finally:
+            finish.set()
+            with connection.cursor() as cursor:
+                cursor.execute("RESET lock_timeout")
+        editing.result()
+
+    assert result.created
+    assert TaskType.objects.get(name="racing").review_threshold == 5.0
