@@ -43,6 +43,54 @@ DECISION_TIME_EDGES = (0, 10, 30, 60, 120, 300, 600, 1800, 3600)
 QUEUE_AGE_EDGES_HOURS = (0, 1, 4, 24, 72, 168)
 
 
+# Outputs per block of this many consecutive ids (OutputBlockRollup).
+OUTPUT_BLOCK_SIZE = 5000
+
+
+class OutputBlockRollup(models.Model):
+    """The refresh's step between raw outputs and OutputRollup, never read by pages: outputs
+    of one block of OUTPUT_BLOCK_SIZE consecutive ids, per created hour, task type, model,
+    decision, status and score bucket.
+
+    Why: a refresh recomputes whole units from the raw rows, and new outputs (and those a
+    review just decided) are found by id. Recomputing the blocks they fall in reads a few
+    thousand outputs each; recomputing their created hours would read every output of the
+    hour, which at a high ingest rate is millions, each minute. An hour of OutputRollup is
+    then the sum of its blocks' rows, a few hundred rows.
+    """
+
+    block = models.BigIntegerField()
+    hour = models.DateTimeField()
+    task_type = models.ForeignKey(TaskType, on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=200)
+    decision = models.CharField(max_length=20)
+    status = models.CharField(max_length=20)
+    score_bucket = models.PositiveSmallIntegerField()
+    outputs = models.PositiveIntegerField()
+    score_sum = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=[
+                    "block",
+                    "hour",
+                    "task_type",
+                    "model",
+                    "decision",
+                    "status",
+                    "score_bucket",
+                ],
+                name="output_block_rollup_key",
+            ),
+        ]
+        # Summing an hour's blocks into OutputRollup.
+        indexes = [models.Index(fields=["hour"], name="output_block_rollup_hour")]
+
+    def __str__(self) -> str:
+        return f"block {self.block}, {self.hour:%Y-%m-%d %H}h {self.model}: {self.outputs}"
+
+
 class OutputRollup(models.Model):
     """Outputs created in an hour, per task type, model, decision, status and score bucket."""
 

@@ -1,23 +1,29 @@
 """Keeping the dashboard's rollups current: the refresh every minute, the queue snapshot
 every five, and the full rebuild (docs/performance.md, "Rollups").
 
-A rollup hour is always recomputed whole from the raw rows: its rows are deleted and
-inserted again by one ``INSERT … SELECT … GROUP BY`` per table, so running a refresh twice,
-or two at once, can never count anything twice. Hours are recomputed in batches, one
-transaction each: a run killed halfway leaves every hour either as it was or recomputed.
+Every rollup unit is recomputed whole: its rows are deleted and inserted again by one
+``INSERT … SELECT … GROUP BY``, so running a refresh twice, or after a crash, can never count
+anything twice. Units are recomputed in batches, one transaction each: a run killed halfway
+leaves every unit either as it was or recomputed, and the rollups that pages read always
+add up to the rows beneath them.
 
-Which hours the refresh recomputes ("dirty" hours) comes from the rows that are new since
-an earlier refresh, found by id rather than by timestamp, because history can arrive with
-old timestamps (the simulator replays weeks in minutes):
+The units: outputs are recomputed by block of OUTPUT_BLOCK_SIZE consecutive ids
+(OutputBlockRollup), and then each hour those blocks touch is summed again from its blocks
+(OutputRollup); reviews, which come at a human pace, are recomputed by decided hour straight
+from the raw rows (ReviewRollup, ReviewerRollup).
 
-* each new output makes its created hour dirty;
-* each new review makes its decided hour dirty (the review rollups), and its output's
-  created hour (the output's status may have changed);
-* each new backlog relief in the audit log makes its output's created hour dirty (relief
-  changes an output's decision and status without a review).
+Which units are dirty comes from the rows that are new since an earlier refresh, found by
+id rather than by timestamp, because history can arrive with old timestamps (the
+simulator replays weeks in minutes):
+
+* each new output makes its block dirty;
+* each new review makes its decided hour dirty, and its output's block (the output's
+  status may have changed);
+* each new backlog relief in the audit log makes its output's block dirty (relief changes
+  an output's decision and status without a review).
 
 Those are every way an output's decision or status changes (``gating.reviews``); a new
-one must make its outputs' hours dirty here too. Deleted rows are not seen: after
+one must make its outputs dirty here too. Deleted rows are not seen: after
 ``simulate --reset``, run ``manage.py rollups_rebuild``.
 
 Late commits. A row's id is drawn when it is inserted, not when its transaction commits:
@@ -61,16 +67,19 @@ from django.db.models import (
     Value,
     When,
 )
+from django.db.models.expressions import CombinedExpression
 from django.db.models.functions import Cast, Floor, Least, Trunc
 from django.utils import timezone
 
 from dashboard.models import (
     DECISION_TIME_EDGES,
+    OUTPUT_BLOCK_SIZE,
     OUTPUT_BUCKET_WIDTH,
     OUTPUT_BUCKETS,
     QUEUE_AGE_EDGES_HOURS,
     REVIEW_BUCKET_WIDTH,
     REVIEW_BUCKETS,
+    OutputBlockRollup,
     OutputRollup,
     QueueAgeSnapshot,
     QueueSnapshot,
@@ -85,9 +94,10 @@ from gating.models import AuditEvent, Output, Review, ReviewItem
 # outputs and reviews last milliseconds to seconds; this is the margin for the rare one
 # that outlives the xid check above, and costs only a few minutes of rows read again.
 REREAD_LAG = timedelta(minutes=5)
-# Hours recomputed per transaction: a day of the rebuild at a time, short enough that a
-# killed rebuild loses little and pages never wait long on its locks.
+# Units recomputed per transaction: a day of reviews, or 50,000 outputs, at a time: short
+# enough that a killed rebuild loses little and pages never wait long on its locks.
 HOURS_PER_TRANSACTION = 24
+BLOCKS_PER_TRANSACTION = 10
 # Queue snapshots are kept this long; the queue page shows weeks at most.
 QUEUE_SNAPSHOT_RETENTION = timedelta(days=90)
 # A PostgreSQL advisory lock that one refresh or rebuild holds at a time: two would both
@@ -99,6 +109,7 @@ HOUR = timedelta(hours=1)
 @dataclass(frozen=True)
 class RefreshReport:
     ran: bool  # False when another refresh or rebuild held the lock
+    output_blocks: int = 0
     output_hours: int = 0
     review_hours: int = 0
 
@@ -134,11 +145,17 @@ def _decision_time_bucket() -> Case:
     )
 
 
-def _outputs_by_hour(since: datetime, until: datetime) -> QuerySet:
+def _block_of(field: str) -> CombinedExpression:
+    return F(field) / Value(OUTPUT_BLOCK_SIZE, output_field=BigIntegerField())
+
+
+def _outputs_by_block(first: int, end: int) -> QuerySet:
+    """Outputs of blocks [first, end), from the raw rows, by the primary key."""
     return (
-        Output.objects.filter(created_at__gte=since, created_at__lt=until)
+        Output.objects.filter(pk__gte=first * OUTPUT_BLOCK_SIZE, pk__lt=end * OUTPUT_BLOCK_SIZE)
         .order_by()
         .values(
+            r_block=_block_of("id"),
             r_hour=_hour_of("created_at"),
             r_task_type=F("task_type_id"),
             r_model=F("model"),
@@ -147,6 +164,23 @@ def _outputs_by_hour(since: datetime, until: datetime) -> QuerySet:
             r_score_bucket=_bucket_of("score", OUTPUT_BUCKET_WIDTH, OUTPUT_BUCKETS),
         )
         .annotate(r_outputs=Count("id"), r_score_sum=Sum("score"))
+    )
+
+
+def _outputs_by_hour(since: datetime, until: datetime) -> QuerySet:
+    """Outputs of hours [since, until), summed from their blocks."""
+    return (
+        OutputBlockRollup.objects.filter(hour__gte=since, hour__lt=until)
+        .order_by()
+        .values(
+            r_hour=F("hour"),
+            r_task_type=F("task_type_id"),
+            r_model=F("model"),
+            r_decision=F("decision"),
+            r_status=F("status"),
+            r_score_bucket=F("score_bucket"),
+        )
+        .annotate(r_outputs=Sum("outputs"), r_score_sum=Sum("score_sum"))
     )
 
 
@@ -222,28 +256,54 @@ def _insert_select(table: type[Model], rows: QuerySet) -> None:
 def _recompute(
     hours: Iterable[datetime], rollups: tuple[_Rollup, ...], on_progress=lambda done: None
 ) -> None:
-    """Replace the rows of ``hours`` in each of ``rollups`` with a fresh aggregate of the raw
-    rows, HOURS_PER_TRANSACTION hours per transaction."""
+    """Replace the rows of ``hours`` in each of ``rollups`` with a fresh aggregate,
+    HOURS_PER_TRANSACTION hours per transaction."""
     ordered = sorted(hours)
     for start in range(0, len(ordered), HOURS_PER_TRANSACTION):
         batch = ordered[start : start + HOURS_PER_TRANSACTION]
         with transaction.atomic():
-            for since, until in _stretches(batch):
+            for since, until in _runs(batch, HOUR):
                 for rollup in rollups:
                     rollup.table.objects.filter(hour__gte=since, hour__lt=until).delete()
                     _insert_select(rollup.table, rollup.source(since, until))
         on_progress(len(batch))
 
 
-def _stretches(hours: list[datetime]) -> Iterator[tuple[datetime, datetime]]:
-    """Sorted hours as [since, until) runs of consecutive hours: one statement each."""
-    since = previous = hours[0]
-    for hour in hours[1:]:
-        if hour != previous + HOUR:
-            yield since, previous + HOUR
-            since = hour
-        previous = hour
-    yield since, previous + HOUR
+def _blocks_recompute(
+    blocks: Iterable[int], *, with_hours: bool, on_progress=lambda done: None
+) -> set[datetime]:
+    """Replace the rows of ``blocks`` in OutputBlockRollup with a fresh aggregate of their
+    outputs, BLOCKS_PER_TRANSACTION blocks per transaction, and with ``with_hours`` the
+    hours they touch (before or after) in OutputRollup in the same transaction. Returns
+    the hours touched."""
+    ordered = sorted(blocks)
+    touched: set[datetime] = set()
+    for start in range(0, len(ordered), BLOCKS_PER_TRANSACTION):
+        batch = ordered[start : start + BLOCKS_PER_TRANSACTION]
+        rows = OutputBlockRollup.objects.filter(block__in=batch)
+        with transaction.atomic():
+            hours = set(rows.values_list("hour", flat=True).distinct())
+            for first, end in _runs(batch, 1):
+                OutputBlockRollup.objects.filter(block__gte=first, block__lt=end).delete()
+                _insert_select(OutputBlockRollup, _outputs_by_block(first, end))
+            hours |= set(rows.values_list("hour", flat=True).distinct())
+            if with_hours:
+                _recompute(hours, OUTPUTS)
+        touched |= hours
+        on_progress(len(batch))
+    return touched
+
+
+def _runs(ordered: list, step) -> Iterator[tuple]:
+    """Sorted hours (or blocks) as [since, until) runs of consecutive ones: one statement
+    each."""
+    since = previous = ordered[0]
+    for value in ordered[1:]:
+        if value != previous + step:
+            yield since, previous + step
+            since = value
+        previous = value
+    yield since, previous + step
 
 
 # --------------------------------------------------------------------------- dirty hours
@@ -251,6 +311,10 @@ def _stretches(hours: list[datetime]) -> Iterator[tuple[datetime, datetime]]:
 
 def _hours_of(rows: QuerySet, field: str) -> set[datetime]:
     return set(rows.order_by().annotate(h=_hour_of(field)).values_list("h", flat=True).distinct())
+
+
+def _blocks_of(rows: QuerySet, field: str = "id") -> set[int]:
+    return set(rows.order_by().annotate(b=_block_of(field)).values_list("b", flat=True).distinct())
 
 
 def _checkpoint_take(now: datetime) -> RollupCheckpoint:
@@ -291,9 +355,9 @@ def _reread_from(previous: RollupCheckpoint | None) -> RollupCheckpoint | None:
     return settled.order_by("-id").first()
 
 
-def _dirty_hours(low: RollupCheckpoint, high: RollupCheckpoint) -> tuple[set, set]:
-    """The created hours of outputs and the decided hours of reviews that rows with ids in
-    (low, high] make dirty."""
+def _dirty(low: RollupCheckpoint, high: RollupCheckpoint) -> tuple[set[int], set[datetime]]:
+    """The output blocks and the review hours that rows with ids in (low, high] make
+    dirty."""
 
     def new(model: type[Model], attname: str) -> QuerySet:
         return model.objects.filter(pk__gt=getattr(low, attname), pk__lte=getattr(high, attname))
@@ -302,16 +366,14 @@ def _dirty_hours(low: RollupCheckpoint, high: RollupCheckpoint) -> tuple[set, se
     reliefs = (
         new(AuditEvent, "audit_event_id")
         .filter(action=AuditEvent.Action.BACKLOG_RELIEF, object_type=Output._meta.label_lower)
-        .values(output=Cast("object_id", BigIntegerField()))
+        .annotate(output=Cast("object_id", BigIntegerField()))
     )
-    # Three queries rather than one with OR: PostgreSQL answers an OR of two IN
-    # subqueries by reading every output.
-    output_hours = (
-        _hours_of(new(Output, "output_id"), "created_at")
-        | _hours_of(Output.objects.filter(pk__in=reviews.values("output_id")), "created_at")
-        | _hours_of(Output.objects.filter(pk__in=reliefs), "created_at")
+    blocks = (
+        _blocks_of(new(Output, "output_id"))
+        | _blocks_of(reviews, "output_id")
+        | _blocks_of(reliefs, "output")
     )
-    return output_hours, _hours_of(reviews, "decided_at")
+    return blocks, _hours_of(reviews, "decided_at")
 
 
 _NOTHING_READ = RollupCheckpoint(taken_at=datetime.min, output_id=0, review_id=0, audit_event_id=0)
@@ -342,24 +404,29 @@ def _exclusive(*, wait: bool) -> Iterator[bool]:
 
 
 def rollups_refresh(now: datetime | None = None) -> RefreshReport:
-    """Recompute the hours that rows new since an earlier refresh make dirty (module
-    docstring). Meant for beat, every minute; never on the ingest path. Returns without
-    doing anything while another refresh or a rebuild runs: the next minute's catches up."""
+    """Recompute what rows new since an earlier refresh make dirty (module docstring).
+    Meant for beat, every minute; never on the ingest path. Returns without doing anything
+    while another refresh or a rebuild runs: the next minute's catches up."""
     now = now or timezone.now()
     with _exclusive(wait=False) as held:
         if not held:
             return RefreshReport(ran=False)
         low = _reread_from(RollupCheckpoint.objects.first())
         high = _checkpoint_take(now)
-        output_hours, review_hours = _dirty_hours(low or _NOTHING_READ, high)
-        _recompute(output_hours, OUTPUTS)
+        blocks, review_hours = _dirty(low or _NOTHING_READ, high)
+        output_hours = _blocks_recompute(blocks, with_hours=True)
         _recompute(review_hours, REVIEWS)
         # Recorded last: a run killed before this line is done again from the same rows.
         high.save()
         if low is not None:
             # Later refreshes read from ``low`` or a newer checkpoint, never an older one.
             RollupCheckpoint.objects.filter(id__lt=low.id).delete()
-    return RefreshReport(ran=True, output_hours=len(output_hours), review_hours=len(review_hours))
+    return RefreshReport(
+        ran=True,
+        output_blocks=len(blocks),
+        output_hours=len(output_hours),
+        review_hours=len(review_hours),
+    )
 
 
 def rollups_rebuild(
@@ -370,8 +437,9 @@ def rollups_rebuild(
     on_progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> int:
     """Recompute every hour in [since, until) (to the hour), by default every hour that
-    has outputs, reviews or rollup rows; returns how many hours. ``on_progress`` is called
-    with the hours done so far and the total. Waits for a running refresh to finish.
+    has outputs, reviews or rollup rows, with the output blocks in them; returns how many
+    hours. ``on_progress`` is called with the units (blocks and hours) done so far and
+    their total. Waits for a running refresh to finish.
 
     A whole rebuild (no bounds) also records a checkpoint, so that the refresh goes on
     from it rather than from the beginning.
@@ -382,18 +450,27 @@ def rollups_rebuild(
         first, last = _span()
         since = _hour_floor(since) if since else first
         until = _hour_ceil(until) if until else last
-        hours = []
-        while since is not None and until is not None and since < until:
-            hours.append(since)
-            since += HOUR
-        done = 0
+        if since is None or until is None:
+            return 0
+        blocks = _blocks_of(
+            Output.objects.filter(created_at__gte=since, created_at__lt=until)
+        ) | set(
+            OutputBlockRollup.objects.filter(hour__gte=since, hour__lt=until)
+            .values_list("block", flat=True)
+            .distinct()
+        )
+        hours = {since + n * HOUR for n in range((until - since) // HOUR)}
+        progress = {"done": 0, "total": len(blocks) + 2 * len(hours)}
 
         def advance(count: int) -> None:
-            nonlocal done
-            done += count
-            on_progress(done, len(hours))
+            progress["done"] += count
+            on_progress(progress["done"], progress["total"])
 
-        _recompute(hours, OUTPUTS + REVIEWS, advance)
+        # Blocks may reach past the range: the hours they touch are summed again too.
+        touched = _blocks_recompute(blocks, with_hours=False, on_progress=advance)
+        progress["total"] += len(touched - hours)
+        _recompute(hours | touched, OUTPUTS, advance)
+        _recompute(hours, REVIEWS, advance)
         if checkpoint is not None:
             checkpoint.save()
     return len(hours)
@@ -406,7 +483,7 @@ def _span() -> tuple[datetime | None, datetime | None]:
         Review.objects.aggregate(first=Min("decided_at"), last=Max("decided_at")),
         *(
             table.objects.aggregate(first=Min("hour"), last=Max("hour"))
-            for table in (OutputRollup, ReviewRollup, ReviewerRollup)
+            for table in (OutputBlockRollup, OutputRollup, ReviewRollup, ReviewerRollup)
         ),
     ]
     firsts = [b["first"] for b in bounds if b["first"] is not None]

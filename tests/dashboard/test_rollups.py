@@ -19,10 +19,10 @@ from django.utils import timezone
 from dashboard import rollups
 from dashboard.models import (
     DECISION_TIME_EDGES,
+    OutputBlockRollup,
     OutputRollup,
     ReviewerRollup,
     ReviewRollup,
-    RollupCheckpoint,
 )
 from gating import reviews, services
 from gating.models import Output, Review, ReviewItem
@@ -60,6 +60,33 @@ def raw_outputs() -> dict:
         counts[key][0] += 1
         counts[key][1] += o.score
     return {key: (n, round(total, 6)) for key, (n, total) in counts.items()}
+
+
+def raw_blocks() -> dict:
+    counts = defaultdict(lambda: [0, 0.0])
+    for o in Output.objects.only("created_at", "task_type", "model", "decision", "status", "score"):
+        key = (
+            o.pk // rollups.OUTPUT_BLOCK_SIZE,
+            _hour(o.created_at),
+            o.task_type_id,
+            o.model,
+            o.decision,
+            o.status,
+            _bucket(o.score, "0.5", 20),
+        )
+        counts[key][0] += 1
+        counts[key][1] += o.score
+    return {key: (n, round(total, 6)) for key, (n, total) in counts.items()}
+
+
+def rolled_blocks() -> dict:
+    return {
+        (r.block, r.hour, r.task_type_id, r.model, r.decision, r.status, r.score_bucket): (
+            r.outputs,
+            round(r.score_sum, 6),
+        )
+        for r in OutputBlockRollup.objects.all()
+    }
 
 
 def rolled_outputs() -> dict:
@@ -146,6 +173,7 @@ def rolled_reviewers() -> dict:
 
 
 def assert_rollups_equal_raw() -> None:
+    assert rolled_blocks() == raw_blocks()
     assert rolled_outputs() == raw_outputs()
     assert rolled_reviews() == raw_reviews()
     assert rolled_reviewers() == raw_reviewers()
@@ -280,39 +308,52 @@ def test_a_second_run_of_the_same_window_counts_nothing_twice(gateway):
     assert_rollups_equal_raw()
 
 
-def test_a_run_killed_halfway_leaves_whole_hours_and_the_next_run_completes(gateway, monkeypatch):
-    ingest(gateway, 100)
+def hours_of_blocks() -> dict:
+    """OutputRollup as the sum of the block rows beneath it."""
+    sums = defaultdict(lambda: [0, 0.0])
+    for (_, *key), (n, total) in rolled_blocks().items():
+        sums[tuple(key)][0] += n
+        sums[tuple(key)][1] += total
+    return {key: (n, round(total, 6)) for key, (n, total) in sums.items()}
+
+
+def test_a_run_killed_halfway_leaves_whole_batches_and_the_next_run_completes(gateway, monkeypatch):
+    # Blocks of ten outputs, one block a transaction: the run below has many to do.
+    monkeypatch.setattr(rollups, "OUTPUT_BLOCK_SIZE", 10)
+    monkeypatch.setattr(rollups, "BLOCKS_PER_TRANSACTION", 1)
+    ingest(gateway, 30)
+    decide_some(UserFactory(role=Role.REVIEWER), 5, now=timezone.now())
     rollups.rollups_refresh()
-    before = rolled_outputs()
-    # New outputs in three other hours, one transaction each.
-    hours = [_hour(timezone.now()) - timedelta(hours=h) for h in (30, 20, 10)]
-    for n, hour in enumerate(hours):
-        ingest_at(gateway, 20, at=hour + timedelta(minutes=7), seed=n)
-    monkeypatch.setattr(rollups, "HOURS_PER_TRANSACTION", 1)
-    real_insert = rollups._insert_select
-    calls = []
+    before = rolled_blocks()
+    for n, hours in enumerate((30, 20, 10)):
+        ingest_at(gateway, 15, at=timezone.now() - timedelta(hours=hours), seed=n)
+    decide_some(UserFactory(role=Role.REVIEWER), 5, now=timezone.now())
+    raw = raw_blocks()
+    of_block = lambda counts, block: {k: v for k, v in counts.items() if k[0] == block}  # noqa: E731
+    changed = sorted(b for b in {k[0] for k in raw} if of_block(before, b) != of_block(raw, b))
+    assert len(changed) >= 3
+    real_rows = rollups._outputs_by_block
 
-    def dies_in_the_second_hour(table, rows):
-        calls.append(table)
-        if len(calls) == 2:
+    def killed_in_the_second_changed_block(first, end):
+        # After its old rows were deleted, in the block's own transaction.
+        if first == changed[1]:
             raise RuntimeError("worker killed")
-        real_insert(table, rows)
+        return real_rows(first, end)
 
-    monkeypatch.setattr(rollups, "_insert_select", dies_in_the_second_hour)
+    monkeypatch.setattr(rollups, "_outputs_by_block", killed_in_the_second_changed_block)
 
     with pytest.raises(RuntimeError):
         rollups.rollups_refresh()
 
-    after = rolled_outputs()
-    raw = raw_outputs()
-    in_hour = lambda counts, hour: {k: v for k, v in counts.items() if k[0] == hour}  # noqa: E731
-    # The first hour was recomputed, the second rolled back to nothing, the third untouched.
-    assert in_hour(after, hours[0]) == in_hour(raw, hours[0])
-    assert in_hour(after, hours[1]) == in_hour(before, hours[1]) == {}
-    assert in_hour(after, hours[2]) == {}
-    assert not RollupCheckpoint.objects.filter(output_id=Output.objects.latest("id").pk)
+    after = rolled_blocks()
+    assert of_block(after, changed[0]) == of_block(raw, changed[0])
+    for block in changed[1:]:
+        assert of_block(after, block) == of_block(before, block)
+    # Each hour is the sum of its blocks as they stand; the reviews' hours come later.
+    assert rolled_outputs() == hours_of_blocks()
+    assert rolled_reviews() != raw_reviews()
 
-    monkeypatch.setattr(rollups, "_insert_select", real_insert)
+    monkeypatch.setattr(rollups, "_outputs_by_block", real_rows)
     rollups.rollups_refresh()
 
     assert_rollups_equal_raw()
@@ -386,18 +427,22 @@ def test_the_rebuild_command_recomputes_every_hour_and_clears_stale_ones(gateway
     assert_rollups_equal_raw()
 
 
-def test_a_rebuild_of_a_range_leaves_the_hours_outside_it(gateway):
+def test_a_rebuild_of_a_range_recomputes_its_hours_and_leaves_other_hours(gateway):
     ingest(gateway, 30)
-    ingest_at(gateway, 30, at=timezone.now() - timedelta(days=3), seed=4)
+    reviewer = UserFactory(role=Role.REVIEWER)
+    decide_some(reviewer, 3, now=timezone.now() - timedelta(days=3))
+    decide_some(reviewer, 3, now=timezone.now())
     rollups.rollups_refresh()
     OutputRollup.objects.update(outputs=0)
+    ReviewRollup.objects.update(reviews=0)
     since = _hour(timezone.now())
 
     hours = rollups.rollups_rebuild(since, since + timedelta(hours=1))
 
     assert hours == 1
-    assert not OutputRollup.objects.filter(hour=since, outputs=0).exists()
-    assert not OutputRollup.objects.filter(hour__lt=since).exclude(outputs=0).exists()
+    assert rolled_outputs() == raw_outputs()
+    assert not ReviewRollup.objects.filter(hour=since, reviews=0).exists()
+    assert not ReviewRollup.objects.filter(hour__lt=since).exclude(reviews=0).exists()
 
 
 def test_score_edges_land_in_the_bucket_that_starts_there(gateway):

@@ -117,6 +117,7 @@ def test_the_tasks_run_the_jobs(aged_queue):
 
     assert tasks.rollups_refresh() == {
         "ran": True,
+        "output_blocks": 1,
         "output_hours": len(created_hours),
         "review_hours": len(decided_hours),
     }
