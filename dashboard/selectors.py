@@ -549,3 +549,35 @@ def queue_age_distribution(
         }
         for i, (lower, upper) in enumerate(itertools.pairwise(hours))
     ]
+
+
+def audit_cells(
+    *,
+    since: datetime,
+    until: datetime,
+    task_types: Sequence[str] = (),
+    models: Sequence[str] = (),
+) -> list[dict]:
+    """The audits of delivered outputs in cells of one inclusion probability (task type and
+    model, which set it, and the hour it held in): [{decision, audits, weight,
+    not_approved}], for dashboard.estimates.weighted_rate."""
+    rows = (
+        _filtered(ReviewRollup, since=since, until=until, task_types=task_types, models=models)
+        .filter(kind=ReviewItem.Kind.AUDIT, is_bulk=False)
+        .values("decision", "hour", "task_type", "model", "action")
+        .annotate(audits=Sum("reviews"), weight=Sum("weight_sum"))
+    )
+    return [
+        {
+            "decision": row["decision"],
+            "audits": row["audits"],
+            "weight": row["weight"],
+            "not_approved": row["action"] != "approve",
+        }
+        for row in rows
+    ]
+
+
+def model_names() -> list[str]:
+    """Every model the rollups have seen, for the filter bar."""
+    return list(OutputRollup.objects.order_by("model").values_list("model", flat=True).distinct())

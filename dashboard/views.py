@@ -5,25 +5,37 @@ from django.shortcuts import render
 from django.views import defaults
 from django.views.decorators.http import require_GET
 
+from dashboard import overview, selectors
+from dashboard.filters import FilterInvalid, filter_parse
 from gating.models import TaskType
 from gating.roles import Role, user_role
-from gating.selectors import outputs_visible_to
 
 
 @login_required
 def home(request):
+    """The overview: what the gate decided in the range, what it sent to people, what the
+    audits say of what it delivered, the queue, and the alerts."""
     if user_role(request.user) is Role.GATEWAY:
         # A gateway account is an LLM gateway's service user: it reads its own outputs
         # through the API, and this page is the reviewers' view of every source.
         return render(request, "dashboard/home.html", {"api_only": True}, status=403)
-    return render(
-        request,
-        "dashboard/home.html",
-        {
-            "task_types": TaskType.objects.all(),
-            "recent_outputs": outputs_visible_to(request.user)[:20],
-        },
-    )
+    task_types = list(TaskType.objects.order_by("name"))
+    known = {"task_types": [t.name for t in task_types], "models": selectors.model_names()}
+    try:
+        dashboard_filter = filter_parse(request.GET, **known)
+        error = None
+    except FilterInvalid as exc:
+        dashboard_filter, error = filter_parse({}, **known), exc
+    context = {
+        "task_types": task_types,
+        "dashboard_filter": dashboard_filter,
+        "filter_error": error,
+        "task_type_names": known["task_types"],
+        "model_names": known["models"],
+        "can_download": request.user.has_perm("learning.view_alert"),
+        **overview.overview(dashboard_filter, user=request.user, task_types=task_types),
+    }
+    return render(request, "dashboard/home.html", context, status=400 if error else 200)
 
 
 @require_GET

@@ -17,19 +17,26 @@ def _page(user) -> tuple[int, str]:
 
 
 @pytest.fixture
-def two_gateways_outputs(held_outputs, user_in):
-    """One output from the ``gateway`` fixture's user and one from another gateway."""
+def two_gateways_outputs(gateway, user_in):
+    """A warning from the ``gateway`` fixture's user and one from another gateway: a task
+    type out of cold start whose thresholds make every score a warning."""
     from gating import services
     from gating.submissions import OutputSubmission
-    from tests.factories import SubmissionFactory
+    from tests.factories import SubmissionFactory, TaskTypeFactory
 
-    [mine] = held_outputs(1)
+    TaskTypeFactory(
+        name="flagged", review_threshold=0.0, approve_threshold=10.0, reviewed_count=1000
+    )
     other = user_in(Role.GATEWAY, username="gateway-2")
-    theirs = services.output_ingest(
-        source=other,
-        submission=OutputSubmission(**SubmissionFactory(task_type="held", model="model-a")),
-    ).output
-    return mine, theirs
+    outputs = [
+        services.output_ingest(
+            source=source,
+            submission=OutputSubmission(**SubmissionFactory(task_type="flagged")),
+        ).output
+        for source in (gateway, other)
+    ]
+    assert {o.decision for o in outputs} == {"warning"}
+    return outputs
 
 
 def test_anonymous_visitors_go_to_the_login_page(client):
@@ -51,7 +58,7 @@ def test_a_gateway_user_is_refused_and_told_to_use_the_api(gateway, two_gateways
 
 
 @pytest.mark.parametrize("role", [Role.REVIEWER, Role.LEAD, Role.ADMIN])
-def test_staff_roles_see_every_gateways_latest_outputs(role, user_in, two_gateways_outputs):
+def test_staff_roles_see_every_gateways_latest_warnings(role, user_in, two_gateways_outputs):
     status, page = _page(user_in(role))
 
     assert status == 200
@@ -65,6 +72,6 @@ def test_a_user_without_a_role_sees_no_one_elses_outputs(two_gateways_outputs):
     status, page = _page(UserFactory())
 
     assert status == 200
-    assert "No outputs yet." in page
+    assert "No warnings in this range." in page
     for output in two_gateways_outputs:
         assert output.external_id not in page
