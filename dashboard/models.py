@@ -269,17 +269,18 @@ class QueueAgeSnapshot(models.Model):
 
 
 class RollupCheckpoint(models.Model):
-    """What one refresh saw: the largest id of each table it reads new rows from, and on
-    PostgreSQL the bounds of its snapshot (xmin: the oldest transaction still running;
-    xmax: the first not yet started). A later refresh reads new rows from an older
-    checkpoint on (``dashboard.rollups``), so that rows committed late are not missed."""
+    """What one refresh saw: the largest id of each table it reads new rows from. On
+    PostgreSQL also when it read them (``read_at``, the database's clock) and when the
+    oldest transaction then open in the database had begun (``oldest_open_since``; None if
+    none was). A later refresh reads new rows from an older checkpoint on
+    (``dashboard.rollups``), so that rows committed late are not missed."""
 
     taken_at = models.DateTimeField()
     output_id = models.BigIntegerField()
     review_id = models.BigIntegerField()
     audit_event_id = models.BigIntegerField()
-    snapshot_xmin = models.BigIntegerField(null=True)
-    snapshot_xmax = models.BigIntegerField(null=True)
+    read_at = models.DateTimeField(null=True)
+    oldest_open_since = models.DateTimeField(null=True)
 
     class Meta:
         ordering = ["-id"]

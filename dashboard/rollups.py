@@ -28,16 +28,17 @@ one must make its outputs dirty here too. Deleted rows are not seen: after
 
 Late commits. A row's id is drawn when it is inserted, not when its transaction commits:
 a batch still open while the refresh runs can commit later with ids below ones the refresh
-saw. So each refresh records a checkpoint (the largest id of each table, and on PostgreSQL
-its snapshot's bounds), and the next refresh reads new rows not from the previous
-checkpoint but from the newest one that every late commit is past: taken at least
-REREAD_LAG before the previous refresh, and, on PostgreSQL, with every transaction that
-was running when it was taken finished before the previous refresh began. A row below
-that checkpoint's ids was then either seen by the previous refresh or will never be
-committed. (The one case this does not prove: a transaction that draws ids before its
-first write, is caught in that instant, and then runs longer than REREAD_LAG. Batch
-ingest draws its ids immediately before writing them.) SQLite allows one writer at a
-time, so ids there are committed in order and the lag is only a margin.
+saw. So each refresh records a checkpoint, the largest id of each table, and the next
+refresh reads new rows not from the previous checkpoint but from the newest one that no
+late commit can lie below. On PostgreSQL that is the newest checkpoint read before the
+oldest transaction still open when the previous refresh began had itself begun: a row
+below its ids was drawn by a transaction that began before it, which had then ended before
+the previous refresh took its snapshot, so the previous refresh (or an earlier one) saw
+the row, or it was rolled back. In steady state that is a refresh or two back. The open
+transactions are read from pg_stat_activity, which shows their start only for sessions of
+the refresh's own role (or to members of pg_read_all_stats): every writer of outputs and
+reviews must be such a session, as the app's are. SQLite allows one writer at a time, so
+its ids are committed in order, and the previous checkpoint is that one.
 """
 
 from __future__ import annotations
@@ -90,10 +91,6 @@ from dashboard.models import (
 )
 from gating.models import AuditEvent, Output, Review, ReviewItem
 
-# How far behind the previous refresh new rows are read again. Transactions that write
-# outputs and reviews last milliseconds to seconds; this is the margin for the rare one
-# that outlives the xid check above, and costs only a few minutes of rows read again.
-REREAD_LAG = timedelta(minutes=5)
 # Units recomputed per transaction: a day of reviews, or 50,000 outputs, at a time: short
 # enough that a killed rebuild loses little and pages never wait long on its locks.
 HOURS_PER_TRANSACTION = 24
@@ -318,41 +315,46 @@ def _blocks_of(rows: QuerySet, field: str = "id") -> set[int]:
 
 
 def _checkpoint_take(now: datetime) -> RollupCheckpoint:
-    """The largest ids now, and on PostgreSQL the snapshot they were read in, all read by
-    one statement so that they describe one moment (unsaved)."""
+    """The largest ids now, and on PostgreSQL when the oldest open transaction began and
+    when the ids were read (unsaved)."""
     quote = connection.ops.quote_name
     tables = [quote(m._meta.db_table) for m in (Output, Review, AuditEvent)]
     largest = ", ".join(f"(SELECT COALESCE(MAX(id), 0) FROM {t})" for t in tables)
+    oldest_open_since = read_at = None
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
+            # Before the ids, in a statement of its own: a transaction that commits between
+            # the two is then either seen as open or has its rows in the snapshot below.
             cursor.execute(
-                f"SELECT {largest}, pg_snapshot_xmin(s)::text::bigint, "
-                "pg_snapshot_xmax(s)::text::bigint FROM pg_current_snapshot() AS s"
+                "SELECT MIN(xact_start) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
             )
-            output_id, review_id, audit_event_id, xmin, xmax = cursor.fetchone()
+            (oldest_open_since,) = cursor.fetchone()
+            cursor.execute(f"SELECT {largest}, clock_timestamp()")
+            output_id, review_id, audit_event_id, read_at = cursor.fetchone()
         else:
             cursor.execute(f"SELECT {largest}")
-            (output_id, review_id, audit_event_id), xmin, xmax = cursor.fetchone(), None, None
+            output_id, review_id, audit_event_id = cursor.fetchone()
     return RollupCheckpoint(
         taken_at=now,
         output_id=output_id,
         review_id=review_id,
         audit_event_id=audit_event_id,
-        snapshot_xmin=xmin,
-        snapshot_xmax=xmax,
+        read_at=read_at,
+        oldest_open_since=oldest_open_since,
     )
 
 
 def _reread_from(previous: RollupCheckpoint | None) -> RollupCheckpoint | None:
-    """The newest checkpoint that no row committed after ``previous`` was taken can lie
-    below (module docstring); None to read every row."""
-    if previous is None:
-        return None
-    settled = RollupCheckpoint.objects.filter(taken_at__lte=previous.taken_at - REREAD_LAG)
-    if previous.snapshot_xmin is not None:
-        # Every transaction running when the checkpoint was taken had ended.
-        settled = settled.filter(snapshot_xmax__lte=previous.snapshot_xmin)
-    return settled.order_by("-id").first()
+    """The newest checkpoint that no row committed after ``previous`` can lie below (module
+    docstring); None to read every row."""
+    if previous is None or previous.oldest_open_since is None:
+        return previous
+    return (
+        RollupCheckpoint.objects.filter(read_at__lte=previous.oldest_open_since)
+        .order_by("-id")
+        .first()
+    )
 
 
 def _dirty(low: RollupCheckpoint, high: RollupCheckpoint) -> tuple[set[int], set[datetime]]:
