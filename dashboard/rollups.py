@@ -357,12 +357,15 @@ def _reread_from(previous: RollupCheckpoint | None) -> RollupCheckpoint | None:
     )
 
 
-def _dirty(low: RollupCheckpoint, high: RollupCheckpoint) -> tuple[set[int], set[datetime]]:
-    """The output blocks and the review hours that rows with ids in (low, high] make
-    dirty."""
+def _dirty(
+    low: RollupCheckpoint, previous: RollupCheckpoint, high: RollupCheckpoint
+) -> tuple[set[int], set[datetime]]:
+    """The output blocks and the review hours that rows with ids in (low, high] make dirty.
+    ``previous`` is the last refresh's checkpoint: its blocks below it are recomputed again
+    only if a late commit added outputs to them."""
 
-    def new(model: type[Model], attname: str) -> QuerySet:
-        return model.objects.filter(pk__gt=getattr(low, attname), pk__lte=getattr(high, attname))
+    def new(model: type[Model], attname: str, since: RollupCheckpoint = low) -> QuerySet:
+        return model.objects.filter(pk__gt=getattr(since, attname), pk__lte=getattr(high, attname))
 
     reviews = new(Review, "review_id")
     reliefs = (
@@ -371,11 +374,36 @@ def _dirty(low: RollupCheckpoint, high: RollupCheckpoint) -> tuple[set[int], set
         .annotate(output=Cast("object_id", BigIntegerField()))
     )
     blocks = (
-        _blocks_of(new(Output, "output_id"))
+        _blocks_of(new(Output, "output_id", since=previous))
         | _blocks_of(reviews, "output_id")
         | _blocks_of(reliefs, "output")
     )
-    return blocks, _hours_of(reviews, "decided_at")
+    seen = Output.objects.filter(pk__gt=low.output_id, pk__lte=previous.output_id)
+    return blocks | _grown(_blocks_of(seen) - blocks), _hours_of(reviews, "decided_at")
+
+
+def _grown(blocks: set[int]) -> set[int]:
+    """Of blocks recomputed before, those that hold more outputs now than they counted
+    then: a transaction open at the time has committed since. (Outputs are only ever
+    added, so the same count is the same outputs.)"""
+    if not blocks:
+        return set()
+    counted = dict(
+        OutputBlockRollup.objects.filter(block__in=blocks)
+        .values("block")
+        .annotate(n=Sum("outputs"))
+        .values_list("block", "n")
+    )
+    now = dict(
+        Output.objects.filter(
+            pk__gte=min(blocks) * OUTPUT_BLOCK_SIZE, pk__lt=(max(blocks) + 1) * OUTPUT_BLOCK_SIZE
+        )
+        .order_by()
+        .values(b=_block_of("id"))
+        .annotate(n=Count("id"))
+        .values_list("b", "n")
+    )
+    return {block for block in blocks if now.get(block, 0) != counted.get(block, 0)}
 
 
 _NOTHING_READ = RollupCheckpoint(taken_at=datetime.min, output_id=0, review_id=0, audit_event_id=0)
@@ -413,9 +441,10 @@ def rollups_refresh(now: datetime | None = None) -> RefreshReport:
     with _exclusive(wait=False) as held:
         if not held:
             return RefreshReport(ran=False)
-        low = _reread_from(RollupCheckpoint.objects.first())
+        previous = RollupCheckpoint.objects.first()
+        low = _reread_from(previous)
         high = _checkpoint_take(now)
-        blocks, review_hours = _dirty(low or _NOTHING_READ, high)
+        blocks, review_hours = _dirty(low or _NOTHING_READ, previous or _NOTHING_READ, high)
         output_hours = _blocks_recompute(blocks, with_hours=True)
         _recompute(review_hours, REVIEWS)
         # Recorded last: a run killed before this line is done again from the same rows.
