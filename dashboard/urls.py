@@ -16,6 +16,8 @@ urlpatterns = [
     path("api/v1/", include("gating.api.urls")),
     path("api/v1/", include("learning.api.urls")),
     path("", include("gating.urls")),
+    path("", include("dashboard.pages.monitoring_urls")),
+    path("", include("dashboard.pages.records_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

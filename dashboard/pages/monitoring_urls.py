@@ -1,0 +1,3 @@
+"""The lead's monitoring pages: queue charts, drift, validators, reviewers, calibration."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""Pages of records: alerts, outputs and their history, thresholds."""
+
+urlpatterns: list = []
