@@ -18,7 +18,6 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.db.models import Case, Count, IntegerField, Min, Q, Value, When
 from django.db.models.functions import Cast, Floor, Least
-from django.urls import reverse
 from django.utils import timezone
 
 from gating import reviews, webhooks
@@ -80,7 +79,7 @@ def backlog(now: datetime) -> list[Finding]:
                 + ("forever" if wait_hours == float("inf") else f"{wait_hours:.1f} h")
                 + f" to clear (limit {BACKLOG_HOURS:g} h)."
             ),
-            link=reverse("queue"),
+            link=alert_page_path(Rule.BACKLOG),
         )
     ]
 
@@ -115,9 +114,7 @@ def threshold_drift(now: datetime) -> list[Finding]:
                     limit=THRESHOLD_DRIFT,
                     message=f"The {field.replace('_', ' ')} of {task_type.name} moved "
                     f"{moved:.2f} in 24 h (limit {THRESHOLD_DRIFT:g}): check for feedback bias.",
-                    link=_admin_link(
-                        "learning", "thresholdchange", task_type__id__exact=task_type.pk
-                    ),
+                    link=alert_page_path(Rule.THRESHOLD_DRIFT, task_type.name),
                 )
             )
     return findings
@@ -158,11 +155,7 @@ def validator_accuracy(now: datetime) -> list[Finding]:
                     f"{accuracy_then[name]:.0%} the week before, {accuracy_now[name]:.0%} "
                     f"the last 7 days ({len(now_verdicts)} verdicts): possible model "
                     "degradation.",
-                    link=_admin_link(
-                        "learning",
-                        "validatorassessment",
-                        validator__task_type__id__exact=task_type_id,
-                    ),
+                    link=alert_page_path(Rule.VALIDATOR_ACCURACY, task_types[task_type_id]),
                 )
             )
     return findings
@@ -200,7 +193,7 @@ def score_shift(now: datetime) -> list[Finding]:
                 limit=PSI_LIMIT,
                 message=f"The score distribution of {names[task_type_id]} over the last 24 h "
                 f"differs from the 7 days before: PSI {value:.3f} (limit {PSI_LIMIT:g}).",
-                link=reverse("api-outputs") + "?" + urlencode({"task_type": names[task_type_id]}),
+                link=alert_page_path(Rule.SCORE_SHIFT, names[task_type_id]),
             )
         )
     return findings
@@ -209,9 +202,30 @@ def score_shift(now: datetime) -> list[Finding]:
 RULES = (backlog, threshold_drift, validator_accuracy, score_shift)
 
 
-def _admin_link(app: str, model: str, **filters) -> str:
-    query = urlencode(filters)
-    return reverse(f"admin:{app}_{model}_changelist") + (f"?{query}" if query else "")
+# The dashboard page that shows what raised each rule's alert, and the range (a preset of
+# its filter bar) that covers the rule's window: a lead can open these, whereas the Django
+# admin refuses leads. Paths, not reversed URL names: learning does not depend on the
+# dashboard's pages, and the emails and webhooks that carry a link outlive any one request.
+# The query string is what dashboard.filters.filter_query writes for the same filter.
+ALERT_PAGES: dict[str, tuple[str, str | None]] = {
+    Rule.BACKLOG: ("/dashboard/queue/", None),
+    # The 24 hours compared, with the days before them for context.
+    Rule.THRESHOLD_DRIFT: ("/dashboard/drift/", "7d"),
+    # Two weeks compared, the last 7 days against the 7 before.
+    Rule.VALIDATOR_ACCURACY: ("/dashboard/validators/", "30d"),
+    # The last 24 hours against the 7 days before them.
+    Rule.SCORE_SHIFT: ("/dashboard/drift/", "30d"),
+}
+
+
+def alert_page_path(rule: str, task_type: str | None = None) -> str:
+    """The path of the dashboard page, with its filter, that shows what raised an alert of
+    ``rule`` about ``task_type`` (by name; None for the backlog, which is every task type's)."""
+    path, preset = ALERT_PAGES[rule]
+    pairs = [("range", preset)] if preset else []
+    if task_type is not None:
+        pairs.append(("task_type", task_type))
+    return path + (f"?{urlencode(pairs)}" if pairs else "")
 
 
 # --------------------------------------------------------------------------- lifecycle

@@ -95,7 +95,7 @@ def test_an_alert_opens_once_notifies_once_and_resolves_itself(
     (alert,) = Alert.objects.filter(rule="backlog")
     assert alert.state == "open"
     assert alert.first_seen == NOW and alert.last_seen == NOW + timedelta(minutes=5)
-    assert alert.link == "/queue/"
+    assert alert.link == "/dashboard/queue/"
     # Leads are told once, by email and by the alert webhook only.
     assert [m.to for m in mail.outbox] == [["lead@example.com"]]
     (delivery,) = WebhookDelivery.objects.all()
@@ -159,6 +159,7 @@ def test_threshold_drift_counts_every_edit_within_a_day(user_in):
     found = findings(alerts.threshold_drift)["drifting approve threshold"]
     assert found.value == pytest.approx(0.6)
     assert found.firing
+    assert found.link == "/dashboard/drift/?range=7d&task_type=drifting"
     assert not findings(alerts.threshold_drift)["drifting review threshold"].firing
 
 
@@ -180,6 +181,7 @@ def test_validator_accuracy_drop_needs_thirty_verdicts_a_week(gateway, user_in):
     found = findings(alerts.validator_accuracy)
     assert found["t facts"].value == pytest.approx(0.5)
     assert found["t facts"].firing
+    assert found["t facts"].link == "/dashboard/validators/?range=30d&task_type=t"
     # tone passed throughout: 50 % both weeks.
     assert found["t tone"].value == pytest.approx(0.0)
     assert not found["t tone"].firing
@@ -207,6 +209,7 @@ def test_score_shift_fires_when_the_last_day_differs_from_the_week(gateway):
     assert found["steady"].value == pytest.approx(0.0)
     assert not found["steady"].firing
     assert found["shifting"].firing
+    assert found["shifting"].link == "/dashboard/drift/?range=30d&task_type=shifting"
     assert "quiet" not in found
 
 
