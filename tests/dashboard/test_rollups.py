@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from dashboard import rollups
@@ -21,6 +21,7 @@ from dashboard.models import (
     DECISION_TIME_EDGES,
     OutputBlockRollup,
     OutputRollup,
+    QueueSnapshotMoment,
     ReviewerRollup,
     ReviewRollup,
 )
@@ -481,8 +482,6 @@ def test_score_edges_land_in_the_bucket_that_starts_there(gateway):
 def test_the_demo_opens_with_its_rollups_and_queue_history_built(settings, tmp_path):
     import time_machine
 
-    from dashboard.models import QueueSnapshotMoment
-
     settings.VAR_DIR = tmp_path
     now = datetime(2026, 3, 4, 15, 30, tzinfo=UTC)
     with time_machine.travel(now):
@@ -493,3 +492,28 @@ def test_the_demo_opens_with_its_rollups_and_queue_history_built(settings, tmp_p
     # Every hour since the first item was queued, and the present.
     assert len(moments) > 24
     assert max(moments) == now.replace(second=0)
+
+
+def test_the_rebuild_command_takes_a_range_and_the_queue_history(gateway, capsys):
+    ingest_at(gateway, 20, at=timezone.now() - timedelta(hours=5), seed=2)
+    since = _hour(timezone.now() - timedelta(hours=6))
+
+    call_command(
+        "rollups_rebuild",
+        "--since",
+        since.isoformat(),
+        "--until",
+        (since + timedelta(hours=3)).isoformat(),
+        "--queue-history",
+        "--verbosity",
+        "0",
+    )
+
+    assert "Rebuilt 3 hours" in capsys.readouterr().out
+    assert rolled_outputs() == raw_outputs()
+    assert QueueSnapshotMoment.objects.count() == 3
+
+
+def test_the_rebuild_command_refuses_a_range_that_ends_before_it_starts():
+    with pytest.raises(CommandError, match="before"):
+        call_command("rollups_rebuild", "--since", "2026-03-02", "--until", "2026-03-01")
