@@ -1,0 +1,87 @@
+"""The alerts page: open, acknowledged and resolved alerts, each with a link to the dashboard
+page that shows what raised it, and the lead's acknowledgement with a note."""
+
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from gating.models import TaskType
+from gating.views import page_for
+from learning.alerts import AlertResolved, alert_acknowledge, alert_page_path
+from learning.models import Alert
+
+ALERTS_PER_PAGE = 100
+# Task types a rule's subject begins with ("<task type> review threshold", "<task type>
+# <validator>"); the backlog's subject is the queue, and score shift's the task type alone.
+_ABOUT_A_TASK_TYPE = {Alert.Rule.THRESHOLD_DRIFT, Alert.Rule.VALIDATOR_ACCURACY}
+
+
+@require_GET
+@page_for("learning.view_alert")
+def alerts(request):
+    state = request.GET.get("state") or Alert.State.OPEN
+    if state not in Alert.State.values:
+        return _page(request, Alert.State.OPEN, status=400, error=f"Unknown state {state!r}.")
+    return _page(request, state)
+
+
+@require_POST
+@page_for("learning.acknowledge_alert")
+def alert_acknowledge_page(request, pk: int):
+    alert = get_object_or_404(Alert, pk=pk)
+    note = request.POST.get("note", "").strip()
+    if not note:
+        return _page(
+            request,
+            alert.state,
+            status=400,
+            note_errors={alert.pk: "Say what is being done: the note is kept with the alert."},
+        )
+    try:
+        alert_acknowledge(alert=alert, lead=request.user, note=note)
+    except AlertResolved:
+        return _page(
+            request,
+            Alert.State.RESOLVED,
+            status=409,
+            error=f"This alert ({alert.get_rule_display()}: {alert.subject}) is already "
+            "resolved: its condition cleared, so there is nothing to acknowledge.",
+        )
+    messages.success(request, f"Acknowledged: {alert.get_rule_display()}, {alert.subject}.")
+    return redirect(reverse("dashboard-alerts") + "?state=acknowledged")
+
+
+def _page(request, state: str, *, status: int = 200, error: str = "", note_errors=None):
+    rows = list(
+        Alert.objects.filter(state=state)
+        .select_related("acknowledged_by")
+        .order_by("-first_seen", "-id")[:ALERTS_PER_PAGE]
+    )
+    names = list(TaskType.objects.values_list("name", flat=True))
+    context = {
+        "state": state,
+        "states": Alert.State.choices,
+        "alerts": [(alert, page_link(alert, names)) for alert in rows],
+        "error": error,
+        "note_errors": note_errors or {},
+        "per_page": ALERTS_PER_PAGE,
+    }
+    return render(request, "dashboard/alerts.html", context, status=status)
+
+
+def page_link(alert: Alert, task_type_names: list[str]) -> str:
+    """The dashboard page that shows what raised ``alert``: its stored link, or for alerts
+    stored before links pointed at the dashboard (at admin pages leads may not open), the
+    same page found from the rule and the task type its subject names."""
+    if alert.link.startswith("/dashboard/"):
+        return alert.link
+    if alert.rule == Alert.Rule.BACKLOG:
+        return alert_page_path(alert.rule)
+    if alert.rule in _ABOUT_A_TASK_TYPE:
+        # The longest name, so that "summarize long" wins over "summarize".
+        named = [n for n in task_type_names if alert.subject.startswith(n + " ")]
+        task_type = max(named, key=len, default=None)
+    else:
+        task_type = alert.subject if alert.subject in task_type_names else None
+    return alert_page_path(alert.rule, task_type)

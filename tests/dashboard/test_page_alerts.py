@@ -1,0 +1,154 @@
+"""The alerts page: who may open it and acknowledge, the note, resolved alerts, and links
+to the dashboard pages that show what raised each alert."""
+
+import pytest
+from django.test import Client
+from django.urls import Resolver404, resolve
+from django.utils import timezone
+
+from gating.roles import Role
+from learning.models import Alert
+from tests.factories import TaskTypeFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _alert(**fields) -> Alert:
+    now = timezone.now()
+    values = {
+        "rule": Alert.Rule.THRESHOLD_DRIFT,
+        "subject": "summarize approve threshold",
+        "message": "The approve threshold of summarize moved 0.60 in 24 h (limit 0.5).",
+        "value": 0.6,
+        "limit": 0.5,
+        "link": "/dashboard/drift/?range=7d&task_type=summarize",
+        "first_seen": now,
+        "last_seen": now,
+    }
+    return Alert.objects.create(**values | fields)
+
+
+def _client(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.parametrize(
+    ("role", "status"),
+    [(Role.GATEWAY, 403), (Role.REVIEWER, 403), (Role.LEAD, 200), (Role.ADMIN, 200)],
+)
+def test_who_may_open_the_alerts(user_in, role, status):
+    _alert()
+    assert _client(user_in(role)).get("/dashboard/alerts/").status_code == status
+
+
+@pytest.mark.parametrize(
+    ("role", "status"),
+    [(Role.GATEWAY, 403), (Role.REVIEWER, 403), (Role.LEAD, 302), (Role.ADMIN, 302)],
+)
+def test_who_may_acknowledge(user_in, role, status):
+    alert = _alert()
+    response = _client(user_in(role)).post(
+        f"/dashboard/alerts/{alert.pk}/acknowledge/", {"note": "On it"}
+    )
+    assert response.status_code == status
+    alert.refresh_from_db()
+    assert (alert.state == "acknowledged") == (status == 302)
+
+
+def test_anonymous_visitors_go_to_the_login_page(client):
+    response = client.get("/dashboard/alerts/")
+    assert response.status_code == 302 and response["Location"].startswith("/login/")
+
+
+def test_a_lead_acknowledges_with_a_note_and_opens_the_link(user_in):
+    TaskTypeFactory(name="summarize")
+    alert = _alert()
+    lead = _client(user_in(Role.LEAD, username="lee"))
+
+    response = lead.post(
+        f"/dashboard/alerts/{alert.pk}/acknowledge/", {"note": "Checking the audits"}, follow=True
+    )
+
+    assert response.redirect_chain == [("/dashboard/alerts/?state=acknowledged", 302)]
+    alert.refresh_from_db()
+    assert (alert.state, alert.acknowledged_by.username, alert.note) == (
+        "acknowledged",
+        "lee",
+        "Checking the audits",
+    )
+    page = response.content.decode()
+    assert "Checking the audits" in page
+    assert 'href="/dashboard/drift/?range=7d&amp;task_type=summarize"' in page
+    try:
+        resolve("/dashboard/drift/")
+    except Resolver404:
+        pytest.skip("the drift page is not routed yet")
+    assert lead.get(alert.link).status_code == 200
+
+
+def test_a_note_is_required(user_in):
+    alert = _alert()
+    response = _client(user_in(Role.LEAD)).post(
+        f"/dashboard/alerts/{alert.pk}/acknowledge/", {"note": "  "}
+    )
+    assert response.status_code == 400
+    assert 'data-field="note"' in response.content.decode()
+    alert.refresh_from_db()
+    assert alert.state == "open"
+
+
+def test_a_resolved_alert_says_so_rather_than_failing(user_in):
+    alert = _alert(state=Alert.State.RESOLVED, resolved_at=timezone.now())
+    response = _client(user_in(Role.LEAD)).post(
+        f"/dashboard/alerts/{alert.pk}/acknowledge/", {"note": "Too late"}
+    )
+    assert response.status_code == 409
+    assert "already resolved" in response.content.decode()
+    alert.refresh_from_db()
+    assert alert.state == "resolved" and alert.note == ""
+
+
+def test_the_state_in_the_url_chooses_the_tab(user_in):
+    _alert(subject="open one")
+    _alert(subject="closed one", state=Alert.State.RESOLVED, resolved_at=timezone.now())
+    lead = _client(user_in(Role.LEAD))
+    assert "open one" in lead.get("/dashboard/alerts/").content.decode()
+    assert "closed one" not in lead.get("/dashboard/alerts/").content.decode()
+    resolved = lead.get("/dashboard/alerts/?state=resolved").content.decode()
+    assert "closed one" in resolved and "open one" not in resolved
+    assert lead.get("/dashboard/alerts/?state=gone").status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("rule", "subject", "link"),
+    [
+        ("backlog", "review queue", "/dashboard/queue/"),
+        (
+            "threshold_drift",
+            "summarize long review threshold",
+            "/dashboard/drift/?range=7d&amp;task_type=summarize+long",
+        ),
+        (
+            "validator_accuracy",
+            "summarize facts",
+            "/dashboard/validators/?range=30d&amp;task_type=summarize",
+        ),
+        ("score_shift", "summarize", "/dashboard/drift/?range=30d&amp;task_type=summarize"),
+    ],
+)
+def test_an_alert_stored_with_an_admin_link_links_to_the_dashboard(user_in, rule, subject, link):
+    TaskTypeFactory(name="summarize")
+    TaskTypeFactory(name="summarize long")
+    _alert(rule=rule, subject=subject, link="/admin/learning/thresholdchange/?task_type__id=1")
+    page = _client(user_in(Role.LEAD)).get("/dashboard/alerts/").content.decode()
+    assert f'href="{link}"' in page
+    assert "/admin/learning" not in page
+
+
+def test_alert_text_is_escaped(user_in):
+    _alert(subject="<script>alert(1)</script>", message="<b>bold</b>")
+    page = _client(user_in(Role.LEAD)).get("/dashboard/alerts/").content.decode()
+    assert "<script>alert(1)</script>" not in page and "<b>bold</b>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
