@@ -6,13 +6,31 @@ Each metric reads the rollups through dashboard.selectors under the filter bar's
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
+
+from scipy.stats import norm
 
 from dashboard import selectors
-from dashboard.estimates import weighted_rate
+from dashboard.estimates import weighted_rate, wilson_interval
 from dashboard.filters import DashboardFilter
+from gating.models import AuditEvent, TaskType, Validator
 from gating.scoring import Decision
+from learning.alerts import PSI_MIN_OUTPUTS
+from learning.models import (
+    CycleRun,
+    PairAgreement,
+    ReviewerReliability,
+    ThresholdChange,
+    ValidatorAssessment,
+)
+from learning.statistics.drift import psi_from_counts
+
+# PSI compares a day's scores with the days before it, as the score-shift alert does.
+PSI_BASELINE = timedelta(days=7)
+PINNED_REASON = "Held: pinned by an admin."
 
 
 def _window(f: DashboardFilter) -> dict:
@@ -39,6 +57,259 @@ def _audit_estimates(f: DashboardFilter) -> list[dict]:
                 "rate": estimate.rate,
                 "low": estimate.low,
                 "high": estimate.high,
+            }
+        )
+    return rows
+
+
+def _cycles(kind: str, f: DashboardFilter):
+    """Succeeded cycle runs of a kind whose window ended in the filter's range."""
+    return CycleRun.objects.filter(
+        kind=kind,
+        status=CycleRun.Status.SUCCEEDED,
+        window_end__gte=f.since,
+        window_end__lt=f.until,
+    )
+
+
+def _threshold_history(f: DashboardFilter) -> list[dict]:
+    """Every thresholds cycle's call (moved, held, or held by a pin) and every edit of a
+    threshold through the admin, the API or a page, per task type, oldest first."""
+    changes = ThresholdChange.objects.filter(at__gte=f.since, at__lt=f.until).select_related(
+        "task_type"
+    )
+    if f.task_types:
+        changes = changes.filter(task_type__name__in=f.task_types)
+    rows = [
+        {
+            "at": c.at,
+            "task_type": c.task_type.name,
+            "which": c.which,
+            "value": c.new_value,
+            "source": "pinned" if c.reason.startswith(PINNED_REASON) else "cycle",
+            "reason": c.reason,
+            "actor": "",
+        }
+        for c in changes.order_by("at", "id")
+    ]
+    edits = (
+        AuditEvent.objects.filter(
+            action=AuditEvent.Action.THRESHOLD_EDIT, at__gte=f.since, at__lt=f.until
+        )
+        .exclude(after__source="cycle")
+        .select_related("actor")
+        .order_by("at", "id")
+    )
+    names = dict(TaskType.objects.values_list("pk", "name"))
+    for event in edits:
+        name = names.get(int(event.object_id))
+        if name is None or (f.task_types and name not in f.task_types):
+            continue
+        for which in ("review", "approve"):
+            value = (event.after or {}).get(f"{which}_threshold")
+            if value is None:
+                continue
+            rows.append(
+                {
+                    "at": event.at,
+                    "task_type": name,
+                    "which": which,
+                    "value": value,
+                    "source": "admin",
+                    "reason": event.after.get("reason", ""),
+                    "actor": event.actor.username if event.actor else "",
+                }
+            )
+    return sorted(rows, key=lambda r: (r["at"], r["task_type"], r["which"]))
+
+
+def _psi(f: DashboardFilter) -> list[dict]:
+    """Per task type and day (UTC) of the range, the PSI of that day's scores against the
+    seven days before it (learning.statistics.drift, in one-point bins), where both hold at
+    least as many outputs as the score-shift alert asks for."""
+    window = _window(f) | {"since": f.since - PSI_BASELINE}
+    rows = []
+    for task_type, days in sorted(selectors.daily_score_bins(**window).items()):
+        for day in sorted(days):
+            if day < f.since.date():
+                continue
+            recent = days[day]
+            baseline = [0] * len(recent)
+            for back in range(1, PSI_BASELINE.days + 1):
+                for i, n in enumerate(days.get(day - timedelta(days=back), ())):
+                    baseline[i] += n
+            if sum(recent) < PSI_MIN_OUTPUTS or sum(baseline) < PSI_MIN_OUTPUTS:
+                continue
+            rows.append(
+                {"at": day, "task_type": task_type, "psi": psi_from_counts(baseline, recent)}
+            )
+    return rows
+
+
+def validators_task_type(f: DashboardFilter) -> str | None:
+    """The one task type the validator charts show: the filter's first, or the first of
+    all by name."""
+    if f.task_types:
+        return f.task_types[0]
+    return TaskType.objects.order_by("name").values_list("name", flat=True).first()
+
+
+def _assessments(f: DashboardFilter):
+    return (
+        ValidatorAssessment.objects.filter(
+            validator__task_type__name=validators_task_type(f),
+            cycle__in=_cycles(CycleRun.Kind.VALIDATORS, f),
+        )
+        .select_related("validator", "cycle")
+        .order_by("cycle__window_end", "validator__name")
+    )
+
+
+def _validator_importance(f: DashboardFilter) -> list[dict]:
+    """Each validator's importance in the latest validators cycle of the range that
+    measured it, beside the weight the gate uses now."""
+    latest: dict = {}
+    for a in _assessments(f).exclude(importance=None):
+        latest[a.validator.name] = a.importance
+    weights = dict(
+        Validator.objects.filter(task_type__name=validators_task_type(f)).values_list(
+            "name", "weight"
+        )
+    )
+    return [
+        {"validator": name, "importance": importance, "weight": weights[name]}
+        for name, importance in sorted(latest.items())
+    ]
+
+
+def _validator_series(field: str) -> Callable[[DashboardFilter], list[dict]]:
+    def rows(f: DashboardFilter) -> list[dict]:
+        return [
+            {"at": a.cycle.window_end, "validator": a.validator.name, "value": getattr(a, field)}
+            for a in _assessments(f)
+            if getattr(a, field) is not None
+        ]
+
+    return rows
+
+
+def _latest_agreement(f: DashboardFilter) -> CycleRun | None:
+    return _cycles(CycleRun.Kind.AGREEMENT, f).order_by("-window_end").first()
+
+
+def _reviewer_kappa(f: DashboardFilter) -> list[dict]:
+    """Cohen's kappa of each pair of reviewers in the latest agreement cycle of the range
+    (the cycle judges every task type together)."""
+    cycle = _latest_agreement(f)
+    if cycle is None:
+        return []
+    pairs = PairAgreement.objects.filter(cycle=cycle).select_related("first", "second")
+    return [
+        {"first": p.first.username, "second": p.second.username, "kappa": p.kappa, "n": p.n}
+        for p in pairs.order_by("first__username", "second__username")
+    ]
+
+
+def _reviewer_alpha(f: DashboardFilter) -> list[dict]:
+    """Krippendorff's alpha of every agreement cycle in the range, at its window's end."""
+    rows = []
+    for cycle in _cycles(CycleRun.Kind.AGREEMENT, f).order_by("window_end"):
+        alpha = next(
+            (c.get("krippendorff_alpha") for c in cycle.changes if isinstance(c, dict)), None
+        )
+        if alpha is not None:
+            rows.append(
+                {
+                    "at": cycle.window_end,
+                    "alpha": alpha,
+                    "n": cycle.counts["units_with_two_or_more"],
+                }
+            )
+    return rows
+
+
+def _reviewer_summary(f: DashboardFilter) -> list[dict]:
+    """Per reviewer: decisions by action and their median time (the rollups, under the
+    filter), and the Dawid-Skene reliability and agreement with the gate of the latest
+    agreement cycle in the range."""
+    people: dict = {}
+
+    def person(name: str) -> dict:
+        return people.setdefault(
+            name,
+            {
+                "reviewer": name,
+                "approve": 0,
+                "modify": 0,
+                "reject": 0,
+                "decisions": 0,
+                "median_seconds": None,
+                "reliability": None,
+                "agreement_with_gate": None,
+                "kappa_with_gate": None,
+            },
+        )
+
+    for row in selectors.reviewer_actions(**_window(f)):
+        entry = person(row["reviewer"])
+        entry[row["action"]] = entry.get(row["action"], 0) + row["decisions"]
+        entry["decisions"] += row["decisions"]
+    for row in selectors.reviewer_decision_times(**_window(f)):
+        person(row["reviewer"])["median_seconds"] = row["median_seconds"]
+    cycle = _latest_agreement(f)
+    if cycle is not None:
+        for r in ReviewerReliability.objects.filter(cycle=cycle).select_related("reviewer"):
+            entry = person(r.reviewer.username)
+            entry["reliability"] = r.reliability
+            entry["agreement_with_gate"] = r.agreement_with_gate
+            entry["kappa_with_gate"] = r.kappa_with_gate
+    return [people[name] for name in sorted(people)]
+
+
+def _calibration(f: DashboardFilter) -> list[dict]:
+    rows = []
+    for bucket in selectors.calibration_buckets(**_window(f)):
+        if not bucket["reviewed"]:
+            continue
+        low, high = wilson_interval(bucket["approved"] / bucket["reviewed"], bucket["reviewed"])
+        rows.append(bucket | {"low": low, "high": high})
+    return rows
+
+
+def hanley_mcneil_interval(
+    area: float, positives: int, negatives: int, confidence: float = 0.95
+) -> tuple[float, float]:
+    """A normal interval for an AUROC from Hanley and McNeil's (1982) standard error, which
+    takes the two classes' scores as exponential-like: Q1 = A / (2 - A), Q2 = 2A² / (1 + A).
+    Clipped to [0, 1]."""
+    q1, q2 = area / (2 - area), 2 * area * area / (1 + area)
+    variance = (
+        area * (1 - area)
+        + (positives - 1) * (q1 - area * area)
+        + (negatives - 1) * (q2 - area * area)
+    ) / (positives * negatives)
+    half = norm.ppf(0.5 + confidence / 2) * math.sqrt(max(variance, 0.0))
+    return max(0.0, area - half), min(1.0, area + half)
+
+
+def _auroc(f: DashboardFilter) -> list[dict]:
+    """The AUROC of the score as a predictor of approval unchanged, per task type and
+    model, with a 95% Hanley-McNeil interval; pairs without both kinds left out."""
+    rows = []
+    for pair in selectors.approval_counts_by_pair(**_window(f)):
+        area = selectors.auroc(pair["approved"], pair["not_approved"])
+        if area is None:
+            continue
+        positives, negatives = sum(pair["approved"]), sum(pair["not_approved"])
+        low, high = hanley_mcneil_interval(area, positives, negatives)
+        rows.append(
+            {
+                "task_type": pair["task_type"],
+                "model": pair["model"],
+                "auroc": area,
+                "low": low,
+                "high": high,
+                "n": positives + negatives,
             }
         )
     return rows
@@ -73,6 +344,107 @@ METRICS: dict[str, Metric] = {
         "Queue size",
         "Open review items at each snapshot (every five minutes): [{at, open_items}].",
         lambda f: selectors.queue_size_series(**_window(f)),
+    ),
+    "queue-age": Metric(
+        "Pending items by time waiting",
+        "The open items of the range's latest queue snapshot by how long they had waited: "
+        "[{lower_seconds, upper_seconds, count}] (no upper: or longer).",
+        lambda f: selectors.queue_age_distribution(**_window(f)),
+    ),
+    "reviewer-decisions": Metric(
+        "Decisions per reviewer per day",
+        "Decisions each reviewer made per day (UTC), bulk decisions left out: "
+        "[{day, reviewer, decisions}].",
+        lambda f: selectors.decisions_per_reviewer_per_day(**_window(f)),
+    ),
+    "reviewer-times": Metric(
+        "Median decision time",
+        "Each reviewer's median time from claim to decision, estimated from time buckets, "
+        "and the exact mean: [{reviewer, median_seconds, decisions, mean_seconds}].",
+        lambda f: selectors.reviewer_decision_times(**_window(f)),
+    ),
+    "threshold-history": Metric(
+        "Threshold history",
+        "Every thresholds cycle's call on each threshold (source cycle, or pinned when a pin "
+        "held it) and every other edit of a threshold (source admin), with the reason and "
+        "who: [{at, task_type, which, value, source, reason, actor}].",
+        _threshold_history,
+    ),
+    "score-heatmap": Metric(
+        "Scores over time",
+        "Outputs per day (UTC) and half-point score bucket: [{day, lower, upper, count}].",
+        lambda f: selectors.score_heatmap(**_window(f)),
+    ),
+    "approval-by-band": Metric(
+        "Approval by score band",
+        "Per two-point score band and day of review, outputs reviewers approved unchanged of "
+        "those they reviewed (first reviews): [{day, band, approved, reviewed}].",
+        lambda f: selectors.approval_rate_by_band(**_window(f)),
+    ),
+    "psi": Metric(
+        "Score drift (PSI)",
+        "Per task type and day (UTC), the population stability index of the day's scores "
+        "against the 7 days before, in one-point bins; days where either side has fewer "
+        f"than {PSI_MIN_OUTPUTS} outputs are left out: [{{at, task_type, psi}}].",
+        _psi,
+    ),
+    "validator-importance": Metric(
+        "Validator importance and weight",
+        "For one task type (the filter's first, or the first by name), each validator's "
+        "importance (Shapley value, nats) in the range's latest validators cycle, and the "
+        "weight the gate uses now: [{validator, importance, weight}].",
+        _validator_importance,
+    ),
+    "validator-accuracy": Metric(
+        "Validator accuracy",
+        "For one task type, each validator's accuracy per validators cycle: "
+        "[{at, validator, value}].",
+        _validator_series("accuracy"),
+    ),
+    "validator-weights": Metric(
+        "Validator weights",
+        "For one task type, the weight each validators cycle left each validator with: "
+        "[{at, validator, value}].",
+        _validator_series("new_weight"),
+    ),
+    "reviewer-kappa": Metric(
+        "Agreement between reviewers",
+        "Cohen's kappa of each pair of reviewers over the outputs both judged, from the "
+        "range's latest agreement cycle: [{first, second, kappa, n}].",
+        _reviewer_kappa,
+    ),
+    "reviewer-alpha": Metric(
+        "Krippendorff's alpha",
+        "Krippendorff's alpha (nominal) of all reviewers per agreement cycle, over the "
+        "outputs two or more judged: [{at, alpha, n}].",
+        _reviewer_alpha,
+    ),
+    "reviewer-summary": Metric(
+        "Reviewers",
+        "Per reviewer: decisions by action, their median time, and the latest agreement "
+        "cycle's Dawid-Skene reliability and agreement with the gate: [{reviewer, approve, "
+        "modify, reject, decisions, median_seconds, reliability, agreement_with_gate, "
+        "kappa_with_gate}].",
+        _reviewer_summary,
+    ),
+    "calibration": Metric(
+        "Reliability diagram",
+        "Per half-point score bucket, first reviews approved unchanged of those reviewed, "
+        "with a 95% Wilson interval: [{lower, upper, approved, reviewed, low, high}].",
+        _calibration,
+    ),
+    "score-by-action": Metric(
+        "Scores by the reviewer's decision",
+        "Reviewed outputs per half-point score bucket and the reviewer's action: "
+        "[{lower, upper, action, count}].",
+        lambda f: selectors.score_histogram_by_action(**_window(f)),
+    ),
+    "auroc": Metric(
+        "AUROC of the score",
+        "Per task type and model, the AUROC of the score as a predictor of approval "
+        "unchanged, with a 95% Hanley-McNeil interval, over n reviewed outputs: "
+        "[{task_type, model, auroc, low, high, n}].",
+        _auroc,
     ),
 }
 

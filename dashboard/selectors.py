@@ -581,3 +581,56 @@ def audit_cells(
 def model_names() -> list[str]:
     """Every model the rollups have seen, for the filter bar."""
     return list(OutputRollup.objects.order_by("model").values_list("model", flat=True).distinct())
+
+
+# --------------------------------------------------------------------------- drift
+
+# One-point bins, as learning.statistics.drift.SCORE_BINS: two 0.5-wide rollup buckets each.
+_PSI_BINS = 10
+
+
+def daily_score_bins(
+    *,
+    since: datetime,
+    until: datetime,
+    task_types: Sequence[str] = (),
+    models: Sequence[str] = (),
+) -> dict[str, dict]:
+    """Each task type's outputs per day (UTC) in ten one-point score bins (a 10 in the
+    last): {task_type: {day: [10 counts]}}, for the PSI series."""
+    rows = (
+        _filtered(OutputRollup, since=since, until=until, task_types=task_types, models=models)
+        .values("task_type__name", "score_bucket", day=TruncDate("hour", tzinfo=UTC))
+        .annotate(count=Sum("outputs"))
+    )
+    per_bin = round(1.0 / OUTPUT_BUCKET_WIDTH)
+    result: dict = defaultdict(lambda: defaultdict(lambda: [0] * _PSI_BINS))
+    for row in rows:
+        index = min(row["score_bucket"] // per_bin, _PSI_BINS - 1)
+        result[row["task_type__name"]][row["day"]][index] += row["count"]
+    return {name: dict(days) for name, days in result.items()}
+
+
+# --------------------------------------------------------------------------- reviewers
+
+
+def reviewer_actions(
+    *,
+    since: datetime,
+    until: datetime,
+    task_types: Sequence[str] = (),
+    models: Sequence[str] = (),
+) -> list[dict]:
+    """Each reviewer's decisions (bulk ones left out) by action: [{reviewer, action,
+    decisions}]."""
+    rows = (
+        _filtered(ReviewerRollup, since=since, until=until, task_types=task_types, models=models)
+        .filter(is_bulk=False)
+        .values("reviewer__username", "action")
+        .annotate(decisions=Sum("reviews"))
+        .order_by("reviewer__username", "action")
+    )
+    return [
+        {"reviewer": r["reviewer__username"], "action": r["action"], "decisions": r["decisions"]}
+        for r in rows
+    ]

@@ -1,3 +1,9 @@
 """The lead's monitoring pages: queue charts, drift, validators, reviewers, calibration."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from dashboard.pages import queue
+
+urlpatterns = [
+    path("dashboard/queue/", queue.queue_charts, name="dashboard-queue"),
+]
