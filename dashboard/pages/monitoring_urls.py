@@ -2,8 +2,9 @@
 
 from django.urls import path
 
-from dashboard.pages import queue
+from dashboard.pages import calibration, queue
 
 urlpatterns = [
     path("dashboard/queue/", queue.queue_charts, name="dashboard-queue"),
+    path("dashboard/calibration/", calibration.calibration, name="dashboard-calibration"),
 ]

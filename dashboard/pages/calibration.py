@@ -1,0 +1,28 @@
+"""Calibration: whether the score means what it says (the reviewers' approval by score
+bucket), how the scores of approved and not approved outputs differ, and how well the
+score ranks them (AUROC per task type and model)."""
+
+from __future__ import annotations
+
+from dashboard import charts
+from dashboard.filters import DashboardFilter
+from dashboard.formatting import number
+from dashboard.metrics import metric_rows
+from dashboard.pages.monitoring import chart, monitoring_page, page_render
+
+
+@monitoring_page("learning.view_alert")
+def calibration(request):
+    return page_render(request, "dashboard/calibration.html", calibration_content)
+
+
+def calibration_content(f: DashboardFilter) -> dict:
+    auroc_rows = metric_rows("auroc", f)
+    return {
+        "reliability": chart("calibration", charts.reliability_chart, f),
+        "score_by_action": chart("score-by-action", charts.action_histogram, f),
+        "auroc": charts.figure_data(charts.auroc_chart(auroc_rows)),
+        "auroc_rows": [
+            r | {"shown": {k: number(r[k]) for k in ("auroc", "low", "high")}} for r in auroc_rows
+        ],
+    }
