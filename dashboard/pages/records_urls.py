@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from dashboard.pages import alerts
+from dashboard.pages import alerts, outputs
 
 urlpatterns = [
     path("dashboard/alerts/", alerts.alerts, name="dashboard-alerts"),
@@ -11,4 +11,6 @@ urlpatterns = [
         alerts.alert_acknowledge_page,
         name="dashboard-alert-acknowledge",
     ),
+    path("dashboard/outputs/", outputs.outputs, name="dashboard-outputs"),
+    path("dashboard/outputs/<int:pk>/", outputs.output, name="dashboard-output"),
 ]

@@ -1,0 +1,224 @@
+"""The outputs page: search and filter outputs, newest first, a page at a time; and one
+output's whole history, from the gate's result to its webhook deliveries.
+
+Everything from an output (its texts, validators' details, metadata, reviewers' notes) is
+untrusted text: the templates show it through autoescaping only.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from django.db.models import Q, QuerySet
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from dashboard import selectors
+from dashboard.filters import DashboardFilter, FilterInvalid, filter_parse, filter_query
+from gating.models import AuditEvent, Output, Review, ReviewItem, TaskType, WebhookDelivery
+from gating.scoring import Decision
+from gating.selectors import outputs_visible_to
+from gating.views import page_for
+
+PAGE_SIZE = 50
+_TEXT_MAX = 200
+_ID_MATCHES = ("exact", "prefix")
+
+
+@dataclass(frozen=True)
+class OutputSearch:
+    """The outputs page's own parameters, on top of the filter bar's range, task types and
+    models. Empty strings and None mean "any"."""
+
+    external_id: str = ""
+    id_match: str = "exact"
+    text: str = ""
+    decision: str = ""
+    status: str = ""
+    score_min: float | None = None
+    score_max: float | None = None
+    before: int | None = None  # the keyset cursor: outputs with a smaller id
+
+    def query(self) -> list[tuple[str, str]]:
+        """These parameters (but the cursor) as query string pairs, for the next page's link."""
+        pairs = [
+            ("external_id", self.external_id),
+            ("id_match", self.id_match if self.external_id else ""),
+            ("text", self.text),
+            ("decision", self.decision),
+            ("status", self.status),
+            ("score_min", "" if self.score_min is None else f"{self.score_min:g}"),
+            ("score_max", "" if self.score_max is None else f"{self.score_max:g}"),
+        ]
+        return [(name, value) for name, value in pairs if value]
+
+
+def search_parse(query) -> OutputSearch:
+    """Read the page's parameters; raises FilterInvalid naming the first it cannot read."""
+    text = query.get("text", "").strip()
+    if len(text) > _TEXT_MAX:
+        raise FilterInvalid("text", f"At most {_TEXT_MAX} characters.")
+    id_match = query.get("id_match") or "exact"
+    if id_match not in _ID_MATCHES:
+        raise FilterInvalid("id_match", f"Use one of {', '.join(_ID_MATCHES)}.")
+    decision = query.get("decision", "")
+    if decision and decision not in {d.value for d in Decision}:
+        raise FilterInvalid("decision", f"Use one of {', '.join(d.value for d in Decision)}.")
+    status = query.get("status", "")
+    if status and status not in Output.Status.values:
+        raise FilterInvalid("status", f"Use one of {', '.join(Output.Status.values)}.")
+    score_min, score_max = _score(query, "score_min"), _score(query, "score_max")
+    if score_min is not None and score_max is not None and score_max < score_min:
+        raise FilterInvalid("score_max", f"Must be at least score_min ({score_min:g}).")
+    before = query.get("before", "").strip()
+    if before and not before.isdigit():
+        raise FilterInvalid("before", "Must be an output id.")
+    return OutputSearch(
+        external_id=query.get("external_id", "").strip(),
+        id_match=id_match,
+        text=text,
+        decision=decision,
+        status=status,
+        score_min=score_min,
+        score_max=score_max,
+        before=int(before) if before else None,
+    )
+
+
+def _pretty_json(value) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def _score(query, name: str) -> float | None:
+    raw = query.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise FilterInvalid(name, "Must be a number from 0 to 10.") from None
+    if not 0.0 <= value <= 10.0:
+        raise FilterInvalid(name, "Must be a number from 0 to 10.")
+    return value
+
+
+def outputs_search(
+    outputs: QuerySet[Output], dashboard_filter: DashboardFilter, search: OutputSearch
+) -> QuerySet[Output]:
+    """The outputs that match, newest (largest id) first, before the cursor.
+
+    Cost: every search is held to the filter's time range (the created_at indexes) and is
+    read a page at a time by id. The external id is matched without an index of its own
+    (the unique one leads with the gateway), and the text is a case-insensitive contains,
+    which no B-tree can serve: both scan the range's outputs until a page is found, the
+    text search reading each output's text. A trigram index (pg_trgm) would serve the
+    contains, but it would cost every ingest a GIN update of the longest column in the
+    database for a page leads open now and then, so the range and the page size bound it
+    instead.
+    """
+    f = dashboard_filter
+    found = outputs.filter(created_at__gte=f.since, created_at__lt=f.until)
+    if f.task_types:
+        found = found.filter(task_type__name__in=f.task_types)
+    if f.models:
+        found = found.filter(model__in=f.models)
+    if search.external_id:
+        lookup = "external_id" if search.id_match == "exact" else "external_id__startswith"
+        found = found.filter(**{lookup: search.external_id})
+    if search.text:
+        found = found.filter(output_text__icontains=search.text)
+    if search.decision:
+        found = found.filter(decision=search.decision)
+    if search.status:
+        found = found.filter(status=search.status)
+    if search.score_min is not None:
+        found = found.filter(score__gte=search.score_min)
+    if search.score_max is not None:
+        found = found.filter(score__lte=search.score_max)
+    if search.before is not None:
+        found = found.filter(pk__lt=search.before)
+    return found.order_by("-id")
+
+
+@require_GET
+@page_for("gating.view_all_outputs")
+def outputs(request):
+    task_types = list(TaskType.objects.order_by("name").values_list("name", flat=True))
+    known = {"task_types": task_types, "models": selectors.model_names()}
+    error = None
+    try:
+        dashboard_filter = filter_parse(request.GET, **known)
+        search = search_parse(request.GET)
+    except FilterInvalid as exc:
+        dashboard_filter, search, error = filter_parse({}, **known), OutputSearch(), exc
+    rows = list(
+        outputs_search(outputs_visible_to(request.user), dashboard_filter, search)[: PAGE_SIZE + 1]
+    )
+    more = len(rows) > PAGE_SIZE
+    rows = rows[:PAGE_SIZE]
+    next_query = None
+    if more:
+        pairs = [*search.query(), ("before", str(rows[-1].pk))]
+        next_query = filter_query(dashboard_filter) + "&" + urlencode(pairs)
+    context = {
+        "outputs": rows,
+        "search": search,
+        "next_query": next_query,
+        "first_query": filter_query(dashboard_filter) + "&" + urlencode(search.query()),
+        "dashboard_filter": dashboard_filter,
+        "filter_error": error,
+        "task_type_names": task_types,
+        "model_names": known["models"],
+        "decisions": [d.value for d in Decision],
+        "statuses": Output.Status.choices,
+        "page_size": PAGE_SIZE,
+    }
+    return render(request, "dashboard/outputs.html", context, status=400 if error else 200)
+
+
+@require_GET
+@page_for("gating.view_all_outputs")
+def output(request, pk: int):
+    found = get_object_or_404(outputs_visible_to(request.user).select_related("source"), pk=pk)
+    items = list(
+        ReviewItem.objects.filter(output=found)
+        .select_related("claimed_by")
+        .order_by("queued_at", "id")
+    )
+    reviews = list(
+        Review.objects.filter(output=found)
+        .select_related("reviewer", "item")
+        .order_by("decided_at", "id")
+    )
+    # Decisions are recorded against the review, claims against the slot, relief and bulk
+    # decisions against the output: each read through the (object_type, object_id) index.
+    about = (
+        Q(object_type="gating.output", object_id=str(found.pk))
+        | Q(object_type="gating.reviewitem", object_id__in=[str(i.pk) for i in items])
+        | Q(object_type="gating.review", object_id__in=[str(r.pk) for r in reviews])
+    )
+    events = list(AuditEvent.objects.filter(about).select_related("actor").order_by("at", "id"))
+    # Only the output's own gateway's decision webhooks can carry it, and only from its
+    # creation on: the JSON match reads those deliveries alone.
+    deliveries = list(
+        WebhookDelivery.objects.filter(
+            webhook__owner_id=found.source_id,
+            created_at__gte=found.created_at,
+            payload__output__id=found.pk,
+        )
+        .select_related("webhook")
+        .prefetch_related("attempts")
+        .order_by("created_at", "id")
+    )
+    context = {
+        "output": found,
+        "metadata": _pretty_json(found.metadata) if found.metadata else "",
+        "evidence": _pretty_json(found.evidence) if found.evidence is not None else "",
+        "items": items,
+        "reviews": reviews,
+        "events": [(e, _pretty_json(e.before), _pretty_json(e.after)) for e in events],
+        "deliveries": deliveries,
+    }
+    return render(request, "dashboard/output.html", context)
