@@ -7,6 +7,7 @@ from django.urls import Resolver404, resolve
 from django.utils import timezone
 
 from gating.roles import Role
+from learning.alerts import alert_page_path
 from learning.models import Alert
 from tests.factories import TaskTypeFactory
 
@@ -63,8 +64,7 @@ def test_anonymous_visitors_go_to_the_login_page(client):
 
 
 def test_a_lead_acknowledges_with_a_note_and_opens_the_link(user_in):
-    TaskTypeFactory(name="summarize")
-    alert = _alert()
+    alert = _alert(rule="backlog", subject="review queue", link=alert_page_path("backlog"))
     lead = _client(user_in(Role.LEAD, username="lee"))
 
     response = lead.post(
@@ -80,12 +80,21 @@ def test_a_lead_acknowledges_with_a_note_and_opens_the_link(user_in):
     )
     page = response.content.decode()
     assert "Checking the audits" in page
-    assert 'href="/dashboard/drift/?range=7d&amp;task_type=summarize"' in page
-    try:
-        resolve("/dashboard/drift/")
-    except Resolver404:
-        pytest.skip("the drift page is not routed yet")
+    assert 'href="/dashboard/queue/"' in page
     assert lead.get(alert.link).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "rule", ["backlog", "threshold_drift", "validator_accuracy", "score_shift"]
+)
+def test_every_rules_link_is_a_page_a_lead_may_open(user_in, rule):
+    TaskTypeFactory(name="summarize")
+    link = alert_page_path(rule, None if rule == "backlog" else "summarize")
+    try:
+        resolve(link.split("?")[0])
+    except Resolver404:
+        pytest.skip(f"{link} is not routed yet")
+    assert _client(user_in(Role.LEAD)).get(link).status_code == 200
 
 
 def test_a_note_is_required(user_in):
