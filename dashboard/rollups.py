@@ -34,7 +34,10 @@ late commit can lie below. On PostgreSQL that is the newest checkpoint read befo
 oldest transaction still open when the previous refresh began had itself begun: a row
 below its ids was drawn by a transaction that began before it, which had then ended before
 the previous refresh took its snapshot, so the previous refresh (or an earlier one) saw
-the row, or it was rolled back. In steady state that is a refresh or two back. The open
+the row, or it was rolled back. In steady state that is a refresh or two back, and of the
+blocks below the previous checkpoint only those that now hold more outputs than they
+counted are recomputed again. A transaction left open holds the checkpoint back (more is
+read again, nothing is missed) until it ends. The open
 transactions are read from pg_stat_activity, which shows their start only for sessions of
 the refresh's own role (or to members of pg_read_all_stats): every writer of outputs and
 reviews must be such a session, as the app's are. SQLite allows one writer at a time, so
