@@ -2,9 +2,10 @@
 
 from django.urls import path
 
-from dashboard.pages import calibration, queue
+from dashboard.pages import calibration, queue, reviewers
 
 urlpatterns = [
     path("dashboard/queue/", queue.queue_charts, name="dashboard-queue"),
+    path("dashboard/reviewers/", reviewers.reviewers, name="dashboard-reviewers"),
     path("dashboard/calibration/", calibration.calibration, name="dashboard-calibration"),
 ]

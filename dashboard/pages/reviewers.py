@@ -1,0 +1,31 @@
+"""Reviewers: how far they agree with each other (Cohen's kappa per pair, Krippendorff's
+alpha over time) and, per reviewer, what they decide, how reliable the Dawid-Skene model
+finds them, how often they agree with the gate, and how long they take."""
+
+from __future__ import annotations
+
+from dashboard import charts
+from dashboard.filters import DashboardFilter
+from dashboard.metrics import metric_rows
+from dashboard.pages.monitoring import chart, monitoring_page, page_render
+
+
+@monitoring_page("learning.view_alert")
+def reviewers(request):
+    return page_render(request, "dashboard/reviewers.html", reviewers_content)
+
+
+def reviewers_content(f: DashboardFilter) -> dict:
+    return {
+        "kappa": chart("reviewer-kappa", charts.kappa_matrix_chart, f),
+        "alpha": chart("reviewer-alpha", charts.alpha_chart, f),
+        "reviewers": [_with_shares(row) for row in metric_rows("reviewer-summary", f)],
+    }
+
+
+def _with_shares(row: dict) -> dict:
+    total = row["decisions"]
+    return row | {
+        f"{action}_share": row[action] / total if total else None
+        for action in ("approve", "modify", "reject")
+    }
