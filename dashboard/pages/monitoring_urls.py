@@ -2,10 +2,11 @@
 
 from django.urls import path
 
-from dashboard.pages import calibration, queue, reviewers, validators
+from dashboard.pages import calibration, drift, queue, reviewers, validators
 
 urlpatterns = [
     path("dashboard/queue/", queue.queue_charts, name="dashboard-queue"),
+    path("dashboard/drift/", drift.drift, name="dashboard-drift"),
     path("dashboard/validators/", validators.validators, name="dashboard-validators"),
     path("dashboard/reviewers/", reviewers.reviewers, name="dashboard-reviewers"),
     path("dashboard/calibration/", calibration.calibration, name="dashboard-calibration"),

@@ -1,0 +1,26 @@
+"""Drift: how the thresholds moved and why, how the scores and the reviewers' approval of
+them moved, and the population stability index against the score-shift alert's level."""
+
+from __future__ import annotations
+
+from dashboard import charts
+from dashboard.filters import DashboardFilter
+from dashboard.pages.monitoring import chart, monitoring_page, page_render
+from learning.alerts import PSI_LIMIT
+
+
+@monitoring_page("learning.view_alert")
+def drift(request):
+    return page_render(request, "dashboard/drift.html", drift_content)
+
+
+def drift_content(f: DashboardFilter) -> dict:
+    return {
+        "threshold_history": chart(
+            "threshold-history", charts.threshold_history_chart, f, until=f.until
+        ),
+        "score_heatmap": chart("score-heatmap", charts.score_heatmap, f),
+        "approval_by_band": chart("approval-by-band", charts.approval_by_band_chart, f),
+        "psi": chart("psi", charts.psi_chart, f, alert_level=PSI_LIMIT),
+        "psi_limit": PSI_LIMIT,
+    }
