@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from dashboard.pages import alerts, outputs
+from dashboard.pages import alerts, outputs, thresholds
 
 urlpatterns = [
     path("dashboard/alerts/", alerts.alerts, name="dashboard-alerts"),
@@ -13,4 +13,6 @@ urlpatterns = [
     ),
     path("dashboard/outputs/", outputs.outputs, name="dashboard-outputs"),
     path("dashboard/outputs/<int:pk>/", outputs.output, name="dashboard-output"),
+    path("dashboard/thresholds/", thresholds.thresholds, name="dashboard-thresholds"),
+    path("dashboard/thresholds/cycle/", thresholds.cycle_run, name="dashboard-cycle-run"),
 ]

@@ -1,0 +1,138 @@
+"""The thresholds page's what-if: for candidate thresholds, how many reviews a day the gate
+would ask for, and how often a reviewer would not approve an output in each band, from the
+history of a range. Pure arithmetic on rollup rows.
+
+Reviews a day. The outputs of the range are counted per score bucket (the outputs rollup,
+half a point wide); within a bucket the scores are taken as spread evenly, so a threshold
+inside a bucket takes the share of it that lies below. Over ``days`` days:
+
+  held     = outputs below the review threshold / days        (each is reviewed)
+  audits   = warning-band outputs / days * audit_rate_warning
+           + approve-band outputs / days * audit_rate_approved
+  seconds  = (held + audits) * double_review_rate
+  reviews  = held + audits + seconds
+
+(adjudications, which follow disagreeing second reviews, are left out). This is the gate
+out of cold start; in cold start it holds everything.
+
+Non-approval by band. Each first review (the slot an output was held or audited in; bulk
+decisions left out) says whether a human approved the output unchanged, and stands for
+1 / its inclusion probability outputs: 1 for held outputs, 1 / the audit rate for audits.
+A band's rate is the Hajek ratio, weighted not approved / weight, over the review buckets
+(a tenth of a point) whose middle lies in the band; its interval is Wilson's at Kish's
+effective sample size, (sum of weights)² / (sum of squared weights), as in
+dashboard.estimates. Candidate thresholds on the tenth-of-a-point grid split the buckets
+exactly; others split the bucket they fall in by its middle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from dashboard.estimates import wilson_interval
+
+SCORE_MAX = 10.0
+BANDS = ("below review", "warning", "auto-approve")
+
+
+@dataclass(frozen=True)
+class BandRate:
+    band: str
+    lower: float
+    upper: float
+    reviews: int
+    rate: float | None  # None: no review in the band
+    low: float | None
+    high: float | None
+    effective_n: float
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    review_threshold: float
+    approve_threshold: float
+    days: float
+    outputs_per_day: float
+    held_per_day: float
+    audits_per_day: float
+    second_reviews_per_day: float
+    reviews_per_day: float
+    bands: tuple[BandRate, ...]
+
+
+def outputs_below(histogram: Iterable[Mapping], score: float) -> float:
+    """How many outputs of ``histogram`` ({lower, upper, count} buckets) score below
+    ``score``, counting the bucket it falls in by the share of its width below it."""
+    total = 0.0
+    for bucket in histogram:
+        lower, upper, count = bucket["lower"], bucket["upper"], bucket["count"]
+        if score >= upper:
+            total += count
+        elif score > lower:
+            total += count * (score - lower) / (upper - lower)
+    return total
+
+
+def band_rate(
+    cells: Iterable[Mapping], band: str, lower: float, upper: float, confidence: float = 0.95
+) -> BandRate:
+    """The weighted non-approval rate of the review cells ({lower, upper, reviews, weight,
+    squared, not_approved}; ``squared`` the sum of each review's squared weight) whose
+    middle lies in [lower, upper) (the top band includes 10)."""
+    reviews, weight, squared, failed = 0, 0.0, 0.0, 0.0
+    for cell in cells:
+        middle = (cell["lower"] + cell["upper"]) / 2
+        inside = lower <= middle < upper or (upper == SCORE_MAX and middle == SCORE_MAX)
+        if not inside or not cell["reviews"]:
+            continue
+        reviews += cell["reviews"]
+        weight += cell["weight"]
+        squared += cell["squared"]
+        failed += cell["weight"] if cell["not_approved"] else 0.0
+    if not reviews or weight <= 0:
+        return BandRate(band, lower, upper, reviews, None, None, None, 0.0)
+    rate = failed / weight
+    effective_n = weight * weight / squared
+    low, high = wilson_interval(rate, effective_n, confidence)
+    return BandRate(band, lower, upper, reviews, rate, low, high, effective_n)
+
+
+def what_if(
+    *,
+    review_threshold: float,
+    approve_threshold: float,
+    histogram: list[Mapping],
+    review_cells: list[Mapping],
+    days: float,
+    audit_rate_approved: float,
+    audit_rate_warning: float,
+    double_review_rate: float,
+) -> WhatIf:
+    """Reviews a day and the non-approval rate of each band under candidate thresholds
+    (review < approve), from a range of ``days`` days: the outputs per score bucket
+    (``histogram``) and the first reviews per score bucket (``review_cells``)."""
+    total = sum(bucket["count"] for bucket in histogram)
+    below_review = outputs_below(histogram, review_threshold)
+    below_approve = outputs_below(histogram, approve_threshold)
+    held = below_review / days
+    audits = (
+        (below_approve - below_review) * audit_rate_warning
+        + (total - below_approve) * audit_rate_approved
+    ) / days
+    seconds = (held + audits) * double_review_rate
+    edges = (0.0, review_threshold, approve_threshold, SCORE_MAX)
+    bands = tuple(
+        band_rate(review_cells, name, edges[i], edges[i + 1]) for i, name in enumerate(BANDS)
+    )
+    return WhatIf(
+        review_threshold=review_threshold,
+        approve_threshold=approve_threshold,
+        days=days,
+        outputs_per_day=total / days,
+        held_per_day=held,
+        audits_per_day=audits,
+        second_reviews_per_day=seconds,
+        reviews_per_day=held + audits + seconds,
+        bands=bands,
+    )
