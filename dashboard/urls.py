@@ -15,6 +15,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("gating.api.urls")),
     path("api/v1/", include("learning.api.urls")),
+    path("api/v1/", include("dashboard.api_urls")),
     path("", include("gating.urls")),
     path("", include("dashboard.pages.monitoring_urls")),
     path("", include("dashboard.pages.records_urls")),

@@ -1,6 +1,6 @@
 """The data the contract run fuzzes against: a user and a token per role, task types, held
 and delivered outputs, review items in every state, alerts in every state, a tiers cycle
-for the routing advice and a decisions webhook.
+for the routing advice, a decisions webhook, and the dashboard's rollups of it all.
 
 Without it most operations would only ever answer 403 or 404. The ids it returns feed
 schemathesis's dictionaries, so that a share of the generated path and query values name
@@ -16,6 +16,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from dashboard.rollups import queue_snapshot_take, rollups_refresh
 from gating import reviews, services
 from gating.authentication import forget_tokens
 from gating.models import Output, ReviewItem, TaskType, Webhook
@@ -182,6 +183,9 @@ def seed_world() -> World:
 
     alert_ids = _alerts(users[Role.LEAD])
     _tiers_cycle()
+    # The dashboard's metrics read the rollups and the queue's snapshots, not the outputs.
+    queue_snapshot_take()
+    rollups_refresh()
     return World(
         tokens=tokens,
         usernames={role: user.username for role, user in users.items()},

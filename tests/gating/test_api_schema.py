@@ -12,6 +12,7 @@ from django.utils import timezone
 from jsonschema import Draft202012Validator
 from rest_framework.test import APIClient
 
+from dashboard.rollups import rollups_refresh
 from gating import reviews
 from gating.roles import Role
 from learning.models import Alert, CycleRun, TierAssessment
@@ -54,6 +55,10 @@ class Checked:
         assert documented is not None, f"{response.status_code} is not documented"
         if not response.content:
             assert "content" not in documented
+            return
+        media_type = response["Content-Type"].split(";")[0]
+        assert media_type in documented["content"], f"{media_type} is not documented"
+        if media_type != "application/json":
             return
         body_schema = documented["content"]["application/json"]["schema"]
         validator = Draft202012Validator({**body_schema, "components": self.schema["components"]})
@@ -304,6 +309,32 @@ def alert_acknowledge(call, people):
     api(409, at={"id": alert.pk}, body={"note": "again"})
 
 
+# --------------------------------------------------------------------------- metrics
+
+
+def metrics_list(call, people):
+    api = call("get", "/api/v1/metrics/", people[Role.LEAD])
+    assert api(200).json()
+    api(400, body={"range": "7d"})
+    call("get", "/api/v1/metrics/", people[Role.REVIEWER])(403)
+    call("get", "/api/v1/metrics/")(401)
+
+
+def metric_detail(call, people):
+    held(people[Role.GATEWAY], 3)
+    rollups_refresh()
+    api = call("get", "/api/v1/metrics/{name}/", people[Role.ADMIN])
+    at = {"name": "score-histogram"}
+    assert api(200, at=at, body={"range": "24h", "task_type": "held"}).json()["rows"]
+    assert api(200, at=at, body={"format": "csv"}).content.startswith(b"lower,upper")
+    api(400, at=at, body={"range": "1y"})
+    api(400, at=at, body={"since": "2025-05-02", "until": "2025-05-01", "format": "csv"})
+    api(400, at=at, body={"colour": "blue"})
+    api(404, at={"name": "nope"})
+    call("get", "/api/v1/metrics/{name}/", people[Role.GATEWAY])(403, at=at)
+    call("get", "/api/v1/metrics/{name}/")(401, at=at)
+
+
 SCENARIOS = {
     ("get", "/api/v1/outputs/"): outputs_list,
     ("post", "/api/v1/outputs/"): outputs_create,
@@ -323,6 +354,8 @@ SCENARIOS = {
     ("get", "/api/v1/routing/"): routing,
     ("get", "/api/v1/alerts/"): alerts_list,
     ("post", "/api/v1/alerts/{id}/acknowledge/"): alert_acknowledge,
+    ("get", "/api/v1/metrics/"): metrics_list,
+    ("get", "/api/v1/metrics/{name}/"): metric_detail,
 }
 
 
