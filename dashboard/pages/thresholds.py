@@ -57,8 +57,8 @@ LABELS = {
     "audit_rate_approved": "Audit rate of auto-approved outputs",
     "audit_rate_warning": "Audit rate of warnings",
     "double_review_rate": "Second-review rate",
-    "cold_start_reviews": "Cold start: reviews before the thresholds apply",
-    "cold_start_margin": "Cold start margin",
+    "cold_start_reviews": "Cold start: human reviews before the gate stops holding everything",
+    "cold_start_margin": "Cold start margin (raises both thresholds for a model's first reviews)",
     "review_threshold_pinned": "Pin the review threshold (the cycles leave it)",
     "approve_threshold_pinned": "Pin the approve threshold (the cycles leave it)",
 }
@@ -69,6 +69,8 @@ _WEIGHT = "weight:"
 @require_http_methods(["GET", "POST"])
 @page_for("learning.view_alert")
 def thresholds(request):
+    if request.method == "POST" and not request.user.has_perm("gating.change_tasktype"):
+        raise PermissionDenied
     names = list(TaskType.objects.order_by("name").values_list("name", flat=True))
     known = {"task_types": names, "models": selectors.model_names()}
     try:
@@ -80,8 +82,6 @@ def thresholds(request):
     if task_type is None:
         return render(request, "dashboard/thresholds.html", _context(dashboard_filter, None, known))
     if request.method == "POST":
-        if not request.user.has_perm("gating.change_tasktype"):
-            raise PermissionDenied
         return _save(request, dashboard_filter, task_type, known)
     return _show(request, dashboard_filter, task_type, known)
 
@@ -99,7 +99,10 @@ def _show(request, f: DashboardFilter, task_type: TaskType, known: dict, **extra
     context["candidate_error"] = candidate_error
     context["candidates"] = candidates
     context["what_if"] = _what_if(f, task_type, *candidates) if not candidate_error else None
-    status = 400 if candidate_error or extra.get("problems") else 200
+    # htmx swaps in only successful responses: the panel asked for as the admin types shows
+    # its refusal with a 200, and a plain request gets the 400 of a bad parameter.
+    refused = extra.get("problems") or (candidate_error and not request.htmx)
+    status = 400 if refused else 200
     return render(request, "dashboard/thresholds.html", context, status=status)
 
 

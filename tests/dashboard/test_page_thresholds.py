@@ -293,3 +293,11 @@ def test_candidate_thresholds_out_of_order_or_range_are_named(user_in, task_type
     response = _client(user_in(Role.LEAD)).get(f"{PAGE}&{query}")
     assert response.status_code == 400
     assert 'data-field="candidates"' in response.content.decode()
+
+
+def test_the_panel_asked_for_by_htmx_shows_its_refusal(user_in, task_type):
+    response = _client(user_in(Role.ADMIN)).get(
+        f"{PAGE}&review=8&approve=7", headers={"HX-Request": "true"}
+    )
+    assert response.status_code == 200
+    assert "must be below the approve one" in response.content.decode()
