@@ -48,6 +48,8 @@ def queue_content(f: DashboardFilter, *, user: AbstractUser) -> dict:
         "projected_wait_seconds": projected_wait(open_items, decided, PACE_WINDOW),
         "oldest_items": _oldest_items(f),
         "can_review": user.has_perm("gating.review_items"),
+        # An adjudication opens only for those who may settle it.
+        "can_adjudicate": user.has_perm("gating.adjudicate_items"),
     }
 
 

@@ -122,3 +122,12 @@ def test_an_empty_range_says_so(queue):
     assert response.status_code == 200
     assert response.context["queue_size"] is None
     assert "No data in this range." in response.content.decode()
+
+
+def test_a_reviewer_gets_no_link_to_an_adjudication(queue):
+    item = ReviewItem.objects.filter(state="open").order_by("queued_at", "id").first()
+    ReviewItem.objects.filter(pk=item.pk).update(kind="adjudication")
+    reviewer_page = _get(UserFactory(role=Role.REVIEWER), "?range=24h").content.decode()
+    lead_page = _get(UserFactory(role=Role.LEAD), "?range=24h").content.decode()
+    assert f'href="/review/{item.pk}/"' not in reviewer_page
+    assert f'href="/review/{item.pk}/"' in lead_page
