@@ -92,11 +92,15 @@ class MetricResult(ResponseModel):
 
 # ---------------------------------------------------------------------------- CSV
 
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
 
 def metric_csv(rows: list[dict[str, Any]]) -> str:
     """The rows as CSV: a header line of their fields (in the order first seen), then one
     line per row. Values are written as the JSON answer has them (times in ISO 8601 UTC,
-    numbers unrounded), an absent or null value empty, a list or object as its JSON."""
+    numbers unrounded), an absent or null value empty, a list or object as its JSON, and
+    text that a spreadsheet would run as a formula after a ' (OWASP's CSV injection
+    advice): model names come from the gateways, and the file goes to a lead's spreadsheet."""
     plain = pydantic_core.to_jsonable_python(rows)
     header = list(dict.fromkeys(key for row in plain for key in row))
     out = io.StringIO()
@@ -114,6 +118,8 @@ def _cell(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, dict | list):
         return json.dumps(value, separators=(",", ":"))
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
     return str(value)
 
 
@@ -270,7 +276,8 @@ _CHOICES = ", ".join([*PRESETS, CUSTOM])
         (200, "text/csv"): OpenApiResponse(
             OpenApiTypes.STR,
             description="The rows as CSV, as an attachment named "
-            "<name>-<since>-<until>.csv (times as 20250501T093000Z).",
+            "<name>-<since>-<until>.csv (times as 20250501T093000Z). Text that a "
+            "spreadsheet would run as a formula (starting =, +, -, @) starts with a '.",
         ),
     },
 )

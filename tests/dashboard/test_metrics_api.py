@@ -12,6 +12,7 @@ import pytest
 from django.utils import timezone
 
 from dashboard import selectors
+from dashboard.api import metric_csv
 from dashboard.filters import filter_parse
 from dashboard.metrics import METRICS, metric_rows
 from dashboard.rollups import queue_snapshot_take, rollups_refresh
@@ -224,4 +225,22 @@ def test_options_is_not_allowed(lead_api):
     response = lead_api.options("/api/v1/metrics/score-histogram/?format=csv")
 
     assert response.status_code == 405
+    assert response["Content-Type"] == "application/json"
+
+
+def test_text_a_spreadsheet_would_run_is_quoted_in_the_csv():
+    rows = [{"model": '=HYPERLINK("http://x")', "reviewer": "@me", "count": -3, "name": "a-b"}]
+
+    lines = list(csv.reader(io.StringIO(metric_csv(rows))))
+
+    assert lines == [
+        ["model", "reviewer", "count", "name"],
+        ['\'=HYPERLINK("http://x")', "'@me", "-3", "a-b"],
+    ]
+
+
+def test_an_accept_header_naming_nothing_we_write_gets_json(lead_api):
+    response = lead_api.get("/api/v1/metrics/queue-size/", HTTP_ACCEPT="application/xml")
+
+    assert response.status_code == 200
     assert response["Content-Type"] == "application/json"
