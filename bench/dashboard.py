@@ -223,14 +223,10 @@ def main(argv: list[str] | None = None) -> int:
         counts = db_counts(args.db_name, COUNTS)
         log(f"loaded: {counts}")
 
-        users = manage(
-            env,
-            "shell",
-            "-c",
-            f"from django.contrib.auth import get_user_model; "
-            f"print(get_user_model().objects.filter(username='{LEAD}').exists())",
-        ).strip()
-        if users != "True":
+        lead_exists = db_counts(
+            args.db_name, {"lead": f"SELECT count(*) FROM auth_user WHERE username = '{LEAD}'"}
+        )["lead"]
+        if not lead_exists:
             manage(env, "create_user", LEAD, "--role", "lead", "--password", LEAD_PASSWORD)
         token = manage(env, "create_api_token", LEAD).strip().split()[-1]
 
