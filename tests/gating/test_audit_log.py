@@ -5,6 +5,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
 from django.db import DatabaseError, connection, transaction
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from gating import users
 from gating.models import AuditEvent
@@ -220,3 +222,137 @@ def test_a_roles_definition_is_not_logged_while_nobody_has_the_role(db):
     ensure_roles()
 
     assert _access_events() == []
+
+
+def test_a_flag_saved_with_update_fields_is_logged(db):
+    user = UserFactory()
+
+    user.is_staff = True
+    user.save(update_fields=["is_staff"])
+
+    [event] = _access_events(user)
+    assert (event.before, event.after) == ({"is_staff": False}, {"is_staff": True})
+
+
+def test_a_save_that_cannot_change_access_does_not_read_it(db, django_assert_num_queries):
+    # Every sign-in saves last_login: that save stays the one UPDATE it was.
+    user = UserFactory(role=Role.REVIEWER)
+    user.last_login = timezone.now()
+
+    with django_assert_num_queries(1):
+        user.save(update_fields=["last_login"])
+
+
+def _reads(queries, marker: str) -> list[str]:
+    return [query["sql"] for query in queries.captured_queries if marker in query["sql"]]
+
+
+def test_a_block_reads_a_users_access_once_however_many_changes(db):
+    admin, user = UserFactory(role=Role.ADMIN), UserFactory()
+    change_user = Permission.objects.get(codename="change_user")
+
+    with users.access_changes_by(admin):
+        user.groups.add(_group(Role.REVIEWER))
+        with CaptureQueriesContext(connection) as second_change:
+            user.user_permissions.add(change_user)
+
+    # The access is read as auth_user's flags with the groups and permissions.
+    assert _reads(second_change, '"auth_user"."is_superuser"') == []
+    [event] = _access_events(user)
+    assert event.actor == admin
+    assert event.after == {"groups": ["reviewer"], "permissions": ["auth.change_user"]}
+
+
+def test_a_roles_permissions_changed_in_a_block_are_one_event_by_its_actor(db):
+    admin = UserFactory(role=Role.ADMIN)
+    UserFactory(role=Role.REVIEWER)
+    reviewer = _group(Role.REVIEWER)
+    change_user = Permission.objects.get(codename="change_user")
+    add_user = Permission.objects.get(codename="add_user")
+    already = len(_access_events(reviewer))
+
+    with users.access_changes_by(admin):
+        reviewer.permissions.add(change_user)
+        with CaptureQueriesContext(connection) as second_change:
+            reviewer.permissions.add(add_user)
+
+    # A group's permissions are read with their app labels (auth.change_user).
+    assert _reads(second_change, '"django_content_type"."app_label"') == []
+    [event] = _access_events(reviewer)[already:]
+    assert event.actor == admin
+    added = set(event.after["permissions"]) - set(event.before["permissions"])
+    assert added == {"auth.add_user", "auth.change_user"}
+    assert set(event.before["permissions"]) <= set(event.after["permissions"])
+
+
+def test_a_permission_given_to_a_role_from_the_permissions_side_is_logged(db):
+    UserFactory(role=Role.REVIEWER)
+    reviewer = _group(Role.REVIEWER)
+    already = len(_access_events(reviewer))
+
+    Permission.objects.get(codename="change_user").group_set.add(reviewer)
+
+    [event] = _access_events(reviewer)[already:]
+    added = set(event.after["permissions"]) - set(event.before["permissions"])
+    assert added == {"auth.change_user"}
+
+
+def test_a_permission_cleared_from_the_permissions_side_is_logged_on_each_role(db):
+    # Of the roles, only admin has auth.change_user, and only admin has a member here.
+    UserFactory(role=Role.ADMIN)
+    admin = _group(Role.ADMIN)
+    already = len(_access_events(admin))
+
+    Permission.objects.get(codename="change_user").group_set.clear()
+
+    [event] = _access_events(admin)[already:]
+    removed = set(event.before["permissions"]) - set(event.after["permissions"])
+    assert removed == {"auth.change_user"}
+    assert set(event.after["permissions"]) <= set(event.before["permissions"])
+
+
+def test_connecting_the_receivers_again_still_records_each_change_once(db):
+    # Django may call AppConfig.ready() more than once (tests that change the installed
+    # apps): each receiver's dispatch_uid keeps it from being connected twice.
+    users.access_audit_connect()
+
+    root = get_user_model().objects.create_superuser("root")
+
+    [event] = _access_events(root)
+    assert event.after == {"is_superuser": True, "is_staff": True}
+
+
+def test_permissions_are_listed_by_app_then_codename(db):
+    user = UserFactory()
+    # Neither the order given nor the permissions' ids (view_group is older than add_user)
+    # nor the codenames alone (add_output < add_user) give this order.
+    for app_label, codename in [
+        ("auth", "view_group"),
+        ("auth", "add_user"),
+        ("gating", "add_output"),
+    ]:
+        user.user_permissions.add(
+            Permission.objects.get(content_type__app_label=app_label, codename=codename)
+        )
+
+    assert _access_events(user)[-1].after == {
+        "permissions": ["auth.add_user", "auth.view_group", "gating.add_output"]
+    }
+
+
+def test_a_block_that_changes_users_and_roles_records_both(db):
+    admin, user = UserFactory(role=Role.ADMIN), UserFactory()
+    UserFactory(role=Role.REVIEWER)
+    reviewer = _group(Role.REVIEWER)
+    already = len(_access_events())
+
+    with users.access_changes_by(admin):
+        user.groups.add(_group(Role.LEAD))
+        reviewer.permissions.add(Permission.objects.get(codename="change_user"))
+
+    events = _access_events()[already:]
+    assert sorted((e.object_type, e.object_id) for e in events) == [
+        ("auth.group", str(reviewer.pk)),
+        ("auth.user", str(user.pk)),
+    ]
+    assert all(e.actor == admin for e in events)

@@ -1,12 +1,20 @@
 """The outbox: tasks are stored with the transaction that asks for them, and the relay
 publishes them in order, keeping whatever the broker does not take."""
 
+import threading
+
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from gating.models import OutboxMessage
-from gating.outbox import outbox_enqueue, outbox_enqueue_many, outbox_prune, outbox_relay
+from gating.outbox import (
+    RelayResult,
+    outbox_enqueue,
+    outbox_enqueue_many,
+    outbox_prune,
+    outbox_relay,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -87,3 +95,73 @@ def test_prune_deletes_only_published_rows_older_than_asked():
 
     assert outbox_prune(older_than=now - timezone.timedelta(days=7)) == 1
     assert set(OutboxMessage.objects.values_list("pk", flat=True)) == {recent.pk, waiting.pk}
+
+
+def test_everything_published_leaves_no_error_to_report():
+    outbox_enqueue("gating.tasks.webhook_deliver", 1)
+    assert outbox_relay(send=Broker()) == RelayResult(published=1, waiting=False, error="")
+
+
+def test_the_error_names_the_exception_and_a_long_one_is_kept_to_2000_characters():
+    outbox_enqueue("gating.tasks.webhook_deliver", 1)
+
+    def refuse(message):
+        raise ConnectionRefusedError("x" * 3000)
+
+    result = outbox_relay(send=refuse)
+
+    # The result carries the whole error, "ConnectionRefusedError: " (24 characters) and
+    # the 3000 x's; the row keeps its first 2000 characters: the name and 1976 x's.
+    assert result.error == "ConnectionRefusedError: " + "x" * 3000
+    assert OutboxMessage.objects.get().last_error == "ConnectionRefusedError: " + "x" * 1976
+
+
+def test_by_default_the_relay_hands_each_task_to_celery_without_kombus_own_retries(
+    monkeypatch,
+):
+    sent = []
+
+    class Celery:
+        def send_task(self, name, args=None, **options):
+            sent.append((name, args, options))
+
+    monkeypatch.setattr("gating.outbox.current_app", Celery())
+    outbox_enqueue("gating.tasks.webhook_deliver", 7)
+
+    assert outbox_relay().published == 1
+    # retry=None would not do: Celery then takes task_publish_retry, which is on.
+    assert sent == [("gating.tasks.webhook_deliver", [7], {"retry": False})]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_task_another_relay_holds_is_passed_over_not_waited_for(requires_postgres):
+    held, _ = outbox_enqueue_many("gating.tasks.webhook_deliver", [[1], [2]])
+    holding, release = threading.Event(), threading.Event()
+
+    def other_relay():
+        try:
+            with transaction.atomic():
+                OutboxMessage.objects.select_for_update().get(pk=held.pk)
+                holding.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    relay = threading.Thread(target=other_relay)
+    relay.start()
+    broker = Broker()
+    try:
+        assert holding.wait(10)
+        with connection.cursor() as cursor:
+            # A relay that waited for the held row would fail here rather than hang.
+            cursor.execute("SET lock_timeout = '2s'")
+        result = outbox_relay(send=broker)
+    finally:
+        release.set()
+        relay.join()
+        with connection.cursor() as cursor:
+            cursor.execute("RESET lock_timeout")
+
+    assert result.published == 1
+    assert broker.taken == [("gating.tasks.webhook_deliver", [2])]
+    assert OutboxMessage.objects.get(pk=held.pk).published_at is None

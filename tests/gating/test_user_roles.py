@@ -187,3 +187,49 @@ def test_create_user_gives_the_role_through_the_service_and_records_it(role):
     assert event.actor is None
     assert event.after["groups"] == [role.value]
     assert event.after.get("is_staff", False) is (role is ADMIN)
+
+
+def test_each_refusal_says_why():
+    admin, other_admin = UserFactory(role=ADMIN), UserFactory(role=ADMIN)
+    lead, reviewer = UserFactory(role=LEAD), UserFactory(role=REVIEWER)
+
+    assert users.role_change_refusal(actor=lead, user=reviewer, role=GATEWAY) == (
+        "Only admins and superusers change roles."
+    )
+    assert users.role_change_refusal(actor=admin, user=other_admin, role=LEAD) == (
+        "Only a superuser changes an admin's or a superuser's access."
+    )
+    assert users.role_change_refusal(actor=admin, user=reviewer, role=ADMIN) == (
+        "Only a superuser gives the admin role."
+    )
+    assert users.role_change_refusal(actor=admin, user=admin, role=LEAD) == (
+        "Nobody changes their own access: another superuser does."
+    )
+    assert users.superuser_change_refusal(actor=admin, user=reviewer) == (
+        "Only a superuser gives or takes the superuser flag."
+    )
+
+
+def test_an_access_change_writes_only_the_flags_it_changes(superuser):
+    user = UserFactory(role=LEAD, first_name="Al")
+    # Another request renames the account after this one read it.
+    get_user_model().objects.filter(pk=user.pk).update(first_name="Alice")
+
+    users.user_role_set(user=user, role=ADMIN, actor=superuser)
+    assert get_user_model().objects.get(pk=user.pk).first_name == "Alice"
+    users.user_superuser_set(user=user, is_superuser=True, actor=superuser)
+
+    user.refresh_from_db()
+    assert (user.first_name, user.is_staff, user.is_superuser) == ("Alice", True, True)
+
+
+def test_the_superuser_flag_is_one_event_by_the_superuser_who_gave_it(superuser):
+    user = UserFactory(role=REVIEWER)
+    already = len(_access_events(user))
+
+    users.user_superuser_set(user=user, is_superuser=True, actor=superuser)
+
+    [event] = _access_events(user)[already:]
+    assert event.actor == superuser
+    assert event.before == {"is_superuser": False, "is_staff": False}
+    assert event.after == {"is_superuser": True, "is_staff": True}

@@ -1,5 +1,6 @@
 """A cycle whose worker died mid-run is queued again within minutes, and runs once."""
 
+import logging
 import threading
 from datetime import UTC, datetime, timedelta
 
@@ -103,3 +104,60 @@ def test_a_duplicate_never_turns_a_success_back_into_running():
     cycles._start(CycleRun.Kind.TIERS, done.window_start, done.window_end)
     done.refresh_from_db()
     assert (done.status, done.attempts) == ("succeeded", 1)
+
+
+@pytest.mark.django_db
+def test_a_lost_run_is_logged_as_a_warning_naming_its_cycle_and_window(caplog):
+    left_running()
+
+    with caplog.at_level(logging.WARNING, logger="learning.cycles"):
+        cycles.cycles_resume()
+
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        (
+            "WARNING",
+            "tiers cycle for the window ending 2026-03-03 00:00:00+00:00 was lost; queued again",
+        )
+    ]
+
+
+@pytest.mark.django_db
+def test_where_rows_cannot_be_skipped_only_an_hour_old_run_is_taken_for_lost(monkeypatch):
+    # SQLite: no lock tells a live run from a dead one, so only STALLED_AFTER (1 h) does.
+    monkeypatch.setattr(connection.features, "has_select_for_update_skip_locked", False)
+    run = left_running(started_minutes_ago=59)
+    assert cycles.cycles_resume() == []
+
+    CycleRun.objects.filter(pk=run.pk).update(started_at=datetime.now(UTC) - timedelta(minutes=61))
+    assert [r.pk for r in cycles.cycles_resume()] == [run.pk]
+
+
+@pytest.mark.django_db
+def test_a_new_attempt_restarts_its_own_failed_run_and_no_other():
+    end = cycles.window_end("tiers", END)
+    long_ago = datetime.now(UTC) - timedelta(hours=2)
+
+    def failed(kind, window_end):
+        return CycleRun.objects.create(
+            kind=kind,
+            window_start=window_end - timedelta(days=30),
+            window_end=window_end,
+            started_at=long_ago,
+            status="failed",
+            attempts=1,
+        )
+
+    own = failed("tiers", end)
+    other_kind, other_window = failed("alerts", end), failed("tiers", end - timedelta(days=1))
+    before = datetime.now(UTC)
+
+    # The lookback is shorter now (LEARNING_LOOKBACK_DAYS changed between attempts).
+    cycles._start(CycleRun.Kind.TIERS, end - timedelta(days=7), end)
+
+    own.refresh_from_db()
+    assert (own.status, own.attempts) == ("running", 2)
+    assert own.window_start == end - timedelta(days=7)
+    assert own.started_at >= before
+    for run in (other_kind, other_window):
+        run.refresh_from_db()
+        assert (run.status, run.attempts, run.started_at) == ("failed", 1, long_ago)
