@@ -107,11 +107,17 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.simulation
 	$(BIN)/python -m bench.learning
 
-## Mutation testing of gating/scoring.py (docs/reliability.md): the figures, then each mutant that was not killed.
+# The mutants tested: every one of the files that [tool.mutmut] mutates, but of
+# learning/cycles.py only _start and cycles_resume (the rest of it is older and not covered
+# here). Each pattern also matches its functions' names, by which mutmut picks the clean run's tests.
+MUTANTS := 'gating.scoring.*' 'gating.outbox.*' 'gating.users.*' 'gating.api.strict.*' \
+	'learning.cycles.x__start*' 'learning.cycles.x_cycles_resume*'
+
+## Mutation testing (docs/reliability.md): the figures, then each mutant tested that was not killed.
 mutants: $(STAMP)
 	rm -rf mutants
-	$(BIN)/mutmut run
-	$(BIN)/mutmut results
+	$(BIN)/mutmut run $(MUTANTS)
+	$(BIN)/mutmut results | grep -v '^ *learning\.cycles\..*: not checked$$' || true
 
 clean:
 	rm -rf $(VENV) var/

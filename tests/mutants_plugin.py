@@ -1,0 +1,83 @@
+"""A pytest plugin for `make mutants` only: ``[tool.mutmut]`` in pyproject.toml loads it.
+
+mutmut's fork server sets Django up once, while it collects the tests, and forks one
+process per mutant from there. Every such process would inherit the test database name that
+the test settings computed in the fork server, ``test_gatehouse_<the fork server's pid>``,
+so two mutants tested at once would create, use and drop the same database, and each
+would fail the other's tests: mutants counted as killed that no test killed. Each session
+names its database after its own process instead.
+
+Migrating a test database takes two to three seconds, longer than most mutants' tests, and
+a mutant of gating/users.py can break the migration itself (its receivers run when the
+roles are installed), which pytest-django then leaves behind. So the first session that
+needs a database migrates a template, once per mutants/ directory (under a file lock, while
+the others wait); every session copies it (CREATE DATABASE … TEMPLATE, a few hundredths of
+a second) and migrates nothing; and each session drops its copy when it ends, whatever
+became of it.
+"""
+
+import fcntl
+import os
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+TEMPLATE = "test_gatehouse_mutants"
+
+
+def _ours() -> dict | None:
+    """The test database settings, if they name a PostgreSQL database of this project."""
+    test = settings.DATABASES["default"].get("TEST", {})
+    return test if test.get("NAME", "").startswith("test_gatehouse_") else None
+
+
+def pytest_sessionstart(session):
+    test = _ours()
+    if test is None:
+        return  # SQLite in memory: nothing is shared
+    test["NAME"] = f"test_gatehouse_{os.getpid()}"
+    if session.config.option.collectonly:
+        return
+    with _unblocked(session):
+        _template_ensure(Path(session.config.rootpath))
+    test["TEMPLATE"] = TEMPLATE
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    # After pytest's own pytest_sessionfinish, which tears the session's fixtures down.
+    test = _ours()
+    if test is None or "TEMPLATE" not in test:
+        return
+    from django.db import connection, connections
+
+    connections.close_all()
+    with _unblocked(session), connection.creation._nodb_cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{test["NAME"]}" WITH (FORCE)')
+
+
+def _unblocked(session):
+    from pytest_django.plugin import blocking_manager_key
+
+    return session.config.stash[blocking_manager_key].unblock()
+
+
+def _template_ensure(root: Path) -> None:
+    """Migrate the template unless this mutants/ directory already has it."""
+    from django.db import connection
+
+    with open(root / ".test-database.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = root / ".test-database-template"
+        if done.exists():
+            return
+        names = connection.settings_dict["NAME"], connection.settings_dict["TEST"]["NAME"]
+        connection.settings_dict["TEST"]["NAME"] = TEMPLATE
+        try:
+            connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+        finally:
+            # Nobody may be connected to a template while it is copied.
+            connection.close()
+            connection.settings_dict["NAME"], connection.settings_dict["TEST"]["NAME"] = names
+        done.touch()
