@@ -200,13 +200,15 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
 else:
     _BROKER_DIR = VAR_DIR / "broker"
-    for _sub in ("queue", "processed"):
+    for _sub in ("queue", "processed", "control"):
         (_BROKER_DIR / _sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_BROKER_DIR / "queue"),
         "data_folder_out": str(_BROKER_DIR / "queue"),
         "processed_folder": str(_BROKER_DIR / "processed"),
+        # Its exchange tables, which kombu would otherwise write to ./control.
+        "control_folder": str(_BROKER_DIR / "control"),
         "store_processed": False,
     }
 # Requests never publish: they store tasks in the outbox table, and the relay
