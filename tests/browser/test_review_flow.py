@@ -13,11 +13,11 @@ from gating import services
 from gating.models import Output, Review, ReviewItem
 from gating.roles import Role
 from gating.submissions import OutputSubmission
+from tests.browser.helpers import log_in
 from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory
 
 SCRIPT = "<script>window.__xss=1</script>"
 IMG = '</script><img src=x onerror="window.__xss=1">'
-PASSWORD = "pw-for-tests"  # UserFactory's
 REVIEW_URL = re.compile(r"/review/(\d+)/$")
 
 
@@ -37,14 +37,6 @@ def hold():
 @pytest.fixture
 def reviewer():
     return UserFactory(role=Role.REVIEWER, username="rita")
-
-
-def _log_in(page, user) -> None:
-    page.goto("/login/")
-    page.fill("#id_username", user.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("form[action='/login/'] button[type=submit]")
-    page.wait_for_url(re.compile(r"/$"))
 
 
 def _nothing_ran(page, problems) -> None:
@@ -72,7 +64,7 @@ def test_a_reviewer_approves_modifies_and_rejects_with_the_keyboard(
     edited = hold(output="Revenue grew 4% on the quarter.\nCosts fell.")
     rejected = hold(output="The capital of France is Lyon.")
 
-    _log_in(page, reviewer)
+    log_in(page, reviewer)
     _nothing_ran(page, problems)  # the overview lists the hostile output too
 
     page.goto("/queue/")
@@ -151,7 +143,7 @@ def test_a_reviewer_approves_modifies_and_rejects_with_the_keyboard(
 def test_skip_gives_the_item_back_and_opens_the_next(page, problems, reviewer, hold):
     skipped, taken = hold(), hold()
 
-    _log_in(page, reviewer)
+    log_in(page, reviewer)
     page.goto("/queue/")
     first = _open_next_item(page, "n", after=page.url)
     second = _open_next_item(page, "s", after=first)
@@ -168,7 +160,7 @@ def test_skip_gives_the_item_back_and_opens_the_next(page, problems, reviewer, h
 def test_a_refused_decision_is_shown_in_place_as_text(page, problems, reviewer, hold):
     output = hold(output="Unchanged.")
 
-    _log_in(page, reviewer)
+    log_in(page, reviewer)
     page.goto("/queue/")
     _open_next_item(page, "n", after=page.url)
 
@@ -200,7 +192,7 @@ def test_a_refused_decision_is_shown_in_place_as_text(page, problems, reviewer, 
 
 def test_the_heartbeat_renews_the_lease(page, problems, reviewer, hold):
     output = hold()
-    _log_in(page, reviewer)
+    log_in(page, reviewer)
     page.goto("/queue/")
     _open_next_item(page, "n", after=page.url)
     item = ReviewItem.objects.get(output=output)
