@@ -33,7 +33,6 @@ from dashboard.filters import CUSTOM, PRESETS, DashboardFilter, filter_parse
 from dashboard.metrics import METRICS, metric_rows
 from gating.api.permissions import require_perm
 from gating.api.responses import ModelJSONRenderer, ResponseModel
-from gating.models import TaskType
 
 FILTER_PARAMETERS = ("range", "since", "until", "task_type", "model")
 # DRF's own: it picks the renderer.
@@ -289,11 +288,7 @@ class MetricDetail(_MetricsView):
         if name not in METRICS:
             raise NotFound(f"No metric {name!r}: GET /api/v1/metrics/ lists them.")
         _refuse_unknown(request.query_params, FILTER_PARAMETERS)
-        dashboard_filter = filter_parse(
-            request.query_params,
-            task_types=TaskType.objects.values_list("name", flat=True),
-            models=selectors.model_names(),
-        )
+        dashboard_filter = filter_parse(request.query_params, **selectors.filter_choices())
         result = MetricResult(
             metric=name,
             title=METRICS[name].title,

@@ -91,6 +91,18 @@ class OutputBlockRollup(models.Model):
         return f"block {self.block}, {self.hour:%Y-%m-%d %H}h {self.model}: {self.outputs}"
 
 
+class RolledUpModel(models.Model):
+    """Every model name the output rollups have seen, for the filter bar that every page
+    draws. Why a table: a DISTINCT over the rollups on each page view grows with history;
+    this grows with the number of models. Written by ``dashboard.rollups`` as it rolls up
+    outputs; a model whose outputs are all gone stays listed (its charts say no data)."""
+
+    name = models.CharField(max_length=200, unique=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class OutputRollup(models.Model):
     """Outputs created in an hour, per task type, model, decision, status and score bucket."""
 

@@ -90,6 +90,7 @@ from dashboard.models import (
     QueueSnapshotMoment,
     ReviewerRollup,
     ReviewRollup,
+    RolledUpModel,
     RollupCheckpoint,
 )
 from gating.models import AuditEvent, Output, Review, ReviewItem
@@ -287,6 +288,10 @@ def _blocks_recompute(
                 OutputBlockRollup.objects.filter(block__gte=first, block__lt=end).delete()
                 _insert_select(OutputBlockRollup, _outputs_by_block(first, end))
             hours |= set(rows.values_list("hour", flat=True).distinct())
+            RolledUpModel.objects.bulk_create(
+                [RolledUpModel(name=n) for n in rows.values_list("model", flat=True).distinct()],
+                ignore_conflicts=True,
+            )
             if with_hours:
                 _recompute(hours, OUTPUTS)
         touched |= hours

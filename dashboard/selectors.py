@@ -33,6 +33,7 @@ from dashboard.models import (
     QueueSnapshotMoment,
     ReviewerRollup,
     ReviewRollup,
+    RolledUpModel,
 )
 from gating.models import ReviewItem, TaskType
 
@@ -580,7 +581,16 @@ def audit_cells(
 
 def model_names() -> list[str]:
     """Every model the rollups have seen, for the filter bar."""
-    return list(OutputRollup.objects.order_by("model").values_list("model", flat=True).distinct())
+    return list(RolledUpModel.objects.order_by("name").values_list("name", flat=True))
+
+
+def filter_choices() -> dict[str, list[str]]:
+    """What the filter bar may name: every task type and every model the rollups have seen,
+    as ``dashboard.filters.filter_parse`` takes them."""
+    return {
+        "task_types": list(TaskType.objects.order_by("name").values_list("name", flat=True)),
+        "models": model_names(),
+    }
 
 
 # --------------------------------------------------------------------------- drift

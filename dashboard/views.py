@@ -20,7 +20,7 @@ def home(request):
         # through the API, and this page is the reviewers' view of every source.
         return render(request, "dashboard/home.html", {"api_only": True}, status=403)
     task_types = list(TaskType.objects.order_by("name"))
-    known = {"task_types": [t.name for t in task_types], "models": selectors.model_names()}
+    known = selectors.filter_choices()
     try:
         dashboard_filter = filter_parse(request.GET, **known)
         error = None

@@ -16,7 +16,6 @@ from django.views.decorators.http import require_GET
 from dashboard import charts, selectors
 from dashboard.filters import DashboardFilter, FilterInvalid, filter_parse, filter_query
 from dashboard.metrics import METRICS, metric_rows
-from gating.models import TaskType
 
 DOWNLOAD_PERMISSION = "learning.view_alert"
 
@@ -39,10 +38,7 @@ def page_render(
     compose: Callable[[DashboardFilter], dict],
 ) -> HttpResponse:
     """Read the filter bar, compose the page's content under the filter and render it."""
-    known = {
-        "task_types": list(TaskType.objects.order_by("name").values_list("name", flat=True)),
-        "models": selectors.model_names(),
-    }
+    known = selectors.filter_choices()
     try:
         dashboard_filter = filter_parse(request.GET, **known)
         error = None

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET
 
 from dashboard import selectors
 from dashboard.filters import DashboardFilter, FilterInvalid, filter_parse, filter_query
-from gating.models import AuditEvent, Output, Review, ReviewItem, TaskType, WebhookDelivery
+from gating.models import AuditEvent, Output, Review, ReviewItem, WebhookDelivery
 from gating.scoring import Decision
 from gating.selectors import outputs_visible_to
 from gating.views import page_for
@@ -145,8 +145,7 @@ def outputs_search(
 @require_GET
 @page_for("gating.view_all_outputs")
 def outputs(request):
-    task_types = list(TaskType.objects.order_by("name").values_list("name", flat=True))
-    known = {"task_types": task_types, "models": selectors.model_names()}
+    known = selectors.filter_choices()
     error = None
     try:
         dashboard_filter = filter_parse(request.GET, **known)
@@ -169,7 +168,7 @@ def outputs(request):
         "first_query": filter_query(dashboard_filter) + "&" + urlencode(search.query()),
         "dashboard_filter": dashboard_filter,
         "filter_error": error,
-        "task_type_names": task_types,
+        "task_type_names": known["task_types"],
         "model_names": known["models"],
         "decisions": [d.value for d in Decision],
         "statuses": Output.Status.choices,

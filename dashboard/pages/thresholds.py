@@ -71,8 +71,8 @@ _WEIGHT = "weight:"
 def thresholds(request):
     if request.method == "POST" and not request.user.has_perm("gating.change_tasktype"):
         raise PermissionDenied
-    names = list(TaskType.objects.order_by("name").values_list("name", flat=True))
-    known = {"task_types": names, "models": selectors.model_names()}
+    known = selectors.filter_choices()
+    names = known["task_types"]
     try:
         dashboard_filter = filter_parse(request.GET, **known)
         task_type = _one_task_type(dashboard_filter, names)

@@ -24,6 +24,7 @@ from dashboard.models import (
     QueueSnapshotMoment,
     ReviewerRollup,
     ReviewRollup,
+    RolledUpModel,
 )
 from gating import reviews, services
 from gating.models import Output, Review, ReviewItem
@@ -178,6 +179,10 @@ def assert_rollups_equal_raw() -> None:
     assert rolled_outputs() == raw_outputs()
     assert rolled_reviews() == raw_reviews()
     assert rolled_reviewers() == raw_reviewers()
+    # The filter bar's models: those of the outputs, read from a table of their own.
+    assert set(RolledUpModel.objects.values_list("name", flat=True)) == set(
+        Output.objects.values_list("model", flat=True)
+    )
 
 
 # --------------------------------------------------------------------------- traffic
