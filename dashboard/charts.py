@@ -187,6 +187,16 @@ class BandDay:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelDayScore:
+    """A model's mean score over the ``outputs`` it produced on ``day`` (UTC)."""
+
+    day: date
+    model: str
+    mean_score: float
+    outputs: int
+
+
+@dataclass(frozen=True, slots=True)
 class PsiPoint:
     """A task type's population stability index at ``at`` (its recent scores against a
     baseline)."""
@@ -558,6 +568,31 @@ def approval_by_band_chart(rows: Iterable[BandDay | Mapping]) -> go.Figure | Non
 
 
 # 7. Drift.
+
+
+def model_score_chart(rows: Iterable[ModelDayScore | Mapping]) -> go.Figure | None:
+    """Each model's mean score per day: a model that drifts parts from the others here,
+    where the task type's histogram and PSI mix it with every other model."""
+    points = sorted(_rows(ModelDayScore, rows), key=lambda p: p.day)
+    if not points:
+        return None
+    fig = _figure(x_title="Day (UTC)", y_title="Mean score (0 to 10)")
+    for i, model in enumerate(sorted({p.model for p in points})):
+        series = [p for p in points if p.model == model]
+        fig.add_scatter(
+            name=_escape(model),
+            x=[p.day for p in series],
+            y=[p.mean_score for p in series],
+            mode="lines+markers",
+            **_line_style(i),
+            customdata=[[number(p.mean_score), count(p.outputs)] for p in series],
+            hovertemplate=(
+                "%{fullData.name}, %{x|%Y-%m-%d}: mean score %{customdata[0]} "
+                "over %{customdata[1]} outputs<extra></extra>"
+            ),
+        )
+    fig.update_yaxes(range=[0, 10])
+    return fig
 
 
 def psi_chart(rows: Iterable[PsiPoint | Mapping], *, alert_level: float) -> go.Figure | None:

@@ -381,6 +381,12 @@ METRICS: dict[str, Metric] = {
         "those they reviewed (first reviews): [{day, band, approved, reviewed}].",
         lambda f: selectors.approval_rate_by_band(**_window(f)),
     ),
+    "model-scores": Metric(
+        "Mean score per model",
+        "Each model's mean score per day (UTC), exact (from the score sums): "
+        "[{day, model, mean_score, outputs}].",
+        lambda f: selectors.mean_score_by_day(**_window(f)),
+    ),
     "psi": Metric(
         "Score drift (PSI)",
         "Per task type and day (UTC), the population stability index of the day's scores "

@@ -1,5 +1,6 @@
 """Drift: how the thresholds moved and why, how the scores and the reviewers' approval of
-them moved, and the population stability index against the score-shift alert's level."""
+them moved, each model's mean score, and the population stability index against the
+score-shift alert's level."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def drift_content(f: DashboardFilter) -> dict:
         ),
         "score_heatmap": chart("score-heatmap", charts.score_heatmap, f),
         "approval_by_band": chart("approval-by-band", charts.approval_by_band_chart, f),
+        "model_scores": chart("model-scores", charts.model_score_chart, f),
         "psi": chart("psi", charts.psi_chart, f, alert_level=PSI_LIMIT),
         "psi_limit": PSI_LIMIT,
     }

@@ -26,7 +26,7 @@ BLOCKING_IMPACTS = {"serious", "critical"}
 CHART_PAGES = {
     "overview": 1,
     "queue": 4,
-    "drift": 4,
+    "drift": 5,
     "validators": 3,
     "reviewers": 2,
     "calibration": 3,

@@ -15,6 +15,7 @@ from dashboard.charts import (
     AurocRow,
     BandDay,
     DayScoreCount,
+    ModelDayScore,
     PairKappa,
     PsiPoint,
     QueuePoint,
@@ -99,6 +100,10 @@ BUILT = {
     "approval_by_band_chart": lambda: charts.approval_by_band_chart(
         [BandDay(D1, "warning", 3, 4), BandDay(D2, "warning", 1, 4), BandDay(D1, "approved", 9, 10)]
     ),
+    "model_score_chart": lambda: charts.model_score_chart(
+        [ModelDayScore(D1, "small", 7.2, 40), ModelDayScore(D2, "small", 5.1, 38),
+         ModelDayScore(D1, "large", 7.0, 90)]
+    ),
     "psi_chart": lambda: charts.psi_chart(
         [PsiPoint(hours(0), "summary", 0.05), PsiPoint(hours(5), "summary", 0.3)], alert_level=0.25
     ),
@@ -161,6 +166,7 @@ POINTS_ARE = {
     "threshold_history_chart": "threshold",
     "score_heatmap": "outputs",
     "approval_by_band_chart": "approved unchanged",
+    "model_score_chart": "mean score",
     "psi_chart": "PSI",
     "validator_importance_chart": "Validator",
     "validator_accuracy_chart": "accuracy",
@@ -391,6 +397,17 @@ def test_approval_by_band_with_no_reviews_is_no_figure():
 
 
 # 7. Drift.
+
+
+def test_one_line_per_model_of_its_mean_score_by_day():
+    fig = BUILT["model_score_chart"]()
+    assert [t.name for t in fig.data] == ["large", "small"]
+    large, small = fig.data
+    assert small.y == (7.2, 5.1)
+    assert plain(small.customdata) == [["7.20", "40"], ["5.10", "38"]]
+    assert large.line.dash != small.line.dash  # told apart without colour
+    assert tuple(fig.layout.yaxis.range) == (0, 10)
+    assert charts.model_score_chart([]) is None
 
 
 def test_psi_series_with_the_alert_level_as_a_labelled_line():

@@ -28,14 +28,18 @@ PER_DAY = 32
 
 
 def _submission(day: int, n: int) -> OutputSubmission:
-    # The last two days fail more validators: their scores shift down.
-    shifted = day < 2
+    # In the last two days the drifting model fails more validators: its scores shift
+    # down, and the task type's with them.
+    model = "drifting-model" if n % 4 < 2 else "steady-model"
+    shifted = day < 2 and model == "drifting-model"
     validators = [
         {"name": "facts", "passed": n % (2 if shifted else 4) != 0},
         {"name": "schema", "passed": n % 3 != 0},
         {"name": "grammar", "passed": not shifted or n % 2 == 0},
     ]
-    return OutputSubmission(**SubmissionFactory(task_type="drifting", validators=validators))
+    return OutputSubmission(
+        **SubmissionFactory(task_type="drifting", model=model, validators=validators)
+    )
 
 
 @pytest.fixture
@@ -162,6 +166,23 @@ def test_the_psi_is_each_day_against_the_seven_before(history):
     assert max(expected.values()) > 0.1  # the shift shows
     psi_chart = response.context["psi"]
     assert str(PSI_LIMIT) in str(psi_chart["layout"]["annotations"])
+
+
+def test_each_models_mean_score_per_day_is_exact_and_the_drifting_one_parts(history):
+    response = _get(UserFactory(role=Role.LEAD))
+    rows = metric_rows("model-scores", response.context["dashboard_filter"])
+    scores = defaultdict(list)
+    for output in Output.objects.all():
+        scores[output.created_at.date(), output.model].append(output.score)
+    assert {(r["day"], r["model"]): (r["mean_score"], r["outputs"]) for r in rows} == {
+        key: (pytest.approx(sum(values) / len(values)), len(values))
+        for key, values in scores.items()
+    }
+    latest = max(day for day, _ in scores)
+    mean = {model: r["mean_score"] for r in rows if r["day"] == latest for model in [r["model"]]}
+    assert mean["drifting-model"] < mean["steady-model"] - 1
+    chart = response.context["model_scores"]
+    assert sorted(trace["name"] for trace in chart["data"]) == ["drifting-model", "steady-model"]
 
 
 @pytest.mark.parametrize(
