@@ -577,20 +577,18 @@ def model_score_chart(rows: Iterable[ModelDayScore | Mapping]) -> go.Figure | No
     if not points:
         return None
     fig = _figure(x_title="Day (UTC)", y_title="Mean score (0 to 10)")
-    for i, model in enumerate(sorted({p.model for p in points})):
-        series = [p for p in points if p.model == model]
-        fig.add_scatter(
-            name=_escape(model),
-            x=[p.day for p in series],
-            y=[p.mean_score for p in series],
-            mode="lines+markers",
-            **_line_style(i),
-            customdata=[[number(p.mean_score), count(p.outputs)] for p in series],
-            hovertemplate=(
-                "%{fullData.name}, %{x|%Y-%m-%d}: mean score %{customdata[0]} "
-                "over %{customdata[1]} outputs<extra></extra>"
-            ),
-        )
+    _line_per(
+        fig,
+        points,
+        group=lambda p: p.model,
+        x=lambda p: p.day,
+        y=lambda p: p.mean_score,
+        customdata=lambda p: [number(p.mean_score), count(p.outputs)],
+        hovertemplate=(
+            "%{fullData.name}, %{x|%Y-%m-%d}: mean score %{customdata[0]} "
+            "over %{customdata[1]} outputs<extra></extra>"
+        ),
+    )
     fig.update_yaxes(range=[0, 10])
     return fig
 
@@ -602,17 +600,15 @@ def psi_chart(rows: Iterable[PsiPoint | Mapping], *, alert_level: float) -> go.F
     if not points:
         return None
     fig = _figure(x_title="Time (UTC)", y_title="PSI (unitless; higher is a larger shift)")
-    for i, task_type in enumerate(sorted({p.task_type for p in points})):
-        series = [p for p in points if p.task_type == task_type]
-        fig.add_scatter(
-            name=_escape(task_type),
-            x=[p.at for p in series],
-            y=[p.psi for p in series],
-            mode="lines+markers",
-            **_line_style(i),
-            customdata=[[number(p.psi)] for p in series],
-            hovertemplate=f"%{{fullData.name}}, {_TIME}: PSI %{{customdata[0]}}<extra></extra>",
-        )
+    _line_per(
+        fig,
+        points,
+        group=lambda p: p.task_type,
+        x=lambda p: p.at,
+        y=lambda p: p.psi,
+        customdata=lambda p: [number(p.psi)],
+        hovertemplate=f"%{{fullData.name}}, {_TIME}: PSI %{{customdata[0]}}<extra></extra>",
+    )
     _reference_line(fig, alert_level, f"Alert above PSI {number(alert_level)}")
     top = max(max(p.psi for p in points), alert_level)
     fig.update_yaxes(range=[0, top * 1.15])
@@ -724,19 +720,16 @@ def _validator_series(
     if not points:
         return None
     fig = _figure(x_title="Time (UTC)", y_title=y_title)
-    for i, validator in enumerate(sorted({p.validator for p in points})):
-        series = [p for p in points if p.validator == validator]
-        style = _line_style(i)
-        style["line"]["shape"] = shape
-        fig.add_scatter(
-            name=_escape(validator),
-            x=[p.at for p in series],
-            y=[p.value for p in series],
-            mode="lines+markers",
-            **style,
-            customdata=[[show(p.value)] for p in series],
-            hovertemplate=f"%{{fullData.name}}, {_TIME}: {hover}<extra></extra>",
-        )
+    _line_per(
+        fig,
+        points,
+        group=lambda p: p.validator,
+        x=lambda p: p.at,
+        y=lambda p: p.value,
+        customdata=lambda p: [show(p.value)],
+        hovertemplate=f"%{{fullData.name}}, {_TIME}: {hover}<extra></extra>",
+        shape=shape,
+    )
     return fig
 
 
@@ -985,6 +978,34 @@ def _line_style(i: int) -> dict:
         "line": {"color": _colour(i), "dash": DASHES[i % len(DASHES)], "width": 2},
         "marker": {"symbol": SYMBOLS[i % len(SYMBOLS)], "size": 7, "color": _colour(i)},
     }
+
+
+def _line_per(
+    fig: go.Figure,
+    points: list,
+    *,
+    group: Callable,
+    x: Callable,
+    y: Callable,
+    customdata: Callable,
+    hovertemplate: str,
+    shape: str = "linear",
+) -> None:
+    """One line with markers per value of ``group`` (in name order), each in its own
+    colour, dash and marker, from points already in time order."""
+    for i, name in enumerate(sorted({group(p) for p in points})):
+        series = [p for p in points if group(p) == name]
+        style = _line_style(i)
+        style["line"]["shape"] = shape
+        fig.add_scatter(
+            name=_escape(name),
+            x=[x(p) for p in series],
+            y=[y(p) for p in series],
+            mode="lines+markers",
+            **style,
+            customdata=[customdata(p) for p in series],
+            hovertemplate=hovertemplate,
+        )
 
 
 def _threshold_lines(fig: go.Figure, review: float | None, approve: float | None) -> None:
