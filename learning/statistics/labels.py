@@ -1,0 +1,527 @@
+"""What each judged output truly was, estimated from noisy reviewer verdicts.
+
+A reviewer's "approved unchanged" is not the truth: some reviewers are harsh, some
+lenient, some careless. This is the Dawid-Skene label model (Dawid and Skene, 1979,
+"Maximum likelihood estimation of observer error-rates using the EM algorithm") with one
+change: the prior on an output's latent class depends on its score, by score band.
+
+* Latent classes (``CLASSES``): good, needs_edit, bad.
+* Observed labels (``LABELS``): approve, modify, reject. A modify that the reviewer
+  marked "style only" counts as an approve: the output was fine and the edit a matter of
+  taste, so it is evidence of good, not of needs_edit.
+* Each reviewer has one 3 x 3 confusion matrix, P(label | class), pooled over task
+  types: a reviewer's habits go with the reviewer, and pooling gives each matrix all of
+  that reviewer's verdicts.
+* An output with a gold label (an adjudicated double review) has its posterior clamped
+  to it; it still teaches the model about the reviewers who judged it.
+
+The fit is unweighted. The prior it learns is P(class | band) among judged outputs, the
+right prior for their posteriors; judging depends on the score (and the task type), not
+on the verdicts, so banding by score already absorbs most of that selection. Weights for
+the traffic each output stands for belong in whatever averages the posteriors.
+
+EM, with Dirichlet smoothing in each M-step, starts from each output's share of votes,
+so the fit is deterministic. Pure numpy: no ORM, no Django.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+CLASSES = ("good", "needs_edit", "bad")
+LABELS = ("approve", "modify", "reject")
+GOOD, NEEDS_EDIT, BAD = range(3)
+APPROVE, MODIFY, REJECT = range(3)
+
+# Why the prior follows the score: most outputs are reviewed once, so their posterior is
+# mostly prior, and with one prior for all scores the many low-scoring needs_edit and
+# bad outputs lend their error rate to the top of the range, where it is then several
+# times too high.
+# Why bands rather than a smooth function of the score (say, multinomial logistic): the
+# ADR-0003 score is a step function of the validators plus a continuous term, so
+# P(class | score) jumps where one more validator fails. A smooth function misfits
+# exactly there, and that misfit is a bias that more data never removes; a band's prior
+# is the mean posterior of its own outputs, whatever the shape inside it.
+# Why a quarter point: on the simulated world, with 2,000 to 20,000 judged outputs,
+# half-point bands left a bias of up to 0.02 in the error above 9.7 and 9.8 (the error
+# still falls steeply inside a band), and tenth-point bands one of up to 0.02 at the top
+# with 2,000 judged outputs (too few in each band). Quarter points had the lowest worst
+# case above 9.5 to 9.8, a root-mean-square error of 0.019 against 0.024 and 0.027, and
+# put edges on the approve thresholds that matter most (9.0, 9.5, 9.75). The last band is
+# closed, so that 10.0 falls in it.
+DEFAULT_BAND_EDGES = tuple(np.round(np.arange(0.0, 10.01, 0.25), 2))
+
+# Jeffreys' pseudo-count per cell of a confusion matrix (and per class of the prior over
+# all bands): a reviewer who has not yet rejected anything keeps a small, non-zero chance
+# of doing so, so that a first reject is not an impossible event (log-likelihood minus
+# infinity), and a reviewer's matrix is never exactly singular.
+PSEUDOCOUNT = 0.5
+# Each band's prior is pulled toward the prior over all bands by this many pseudo-outputs:
+# a band with a handful of outputs is not left to them alone, and one with none takes
+# the overall prior rather than an arbitrary one.
+BAND_PSEUDOCOUNT = 1.0
+# EM stops when one step moves no probability in the confusion matrices or the band
+# priors by this much; the mean posterior error of any set of outputs is then within
+# about 1e-4 of the fixed point.
+TOLERANCE = 1e-6
+MAX_STEPS = 2000
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
+
+
+@dataclass(frozen=True, eq=False)
+class LabelData:
+    """Judged outputs ("items") and the verdicts on them, checked and coded as integers
+    once, so that the fit and every bootstrap replicate share them.
+
+    Item i is position i of ``scores``; ``gold[i]`` is its gold class's index in
+    ``CLASSES``, or -1. Reviewer r is ``reviewers[r]``.
+
+    Items with the same band, gold label and verdicts (the same reviewers giving the same
+    labels) have the same posterior, and most items are reviewed once by one of a few
+    reviewers, so a hundred thousand items make about a thousand such patterns. EM runs on
+    the patterns, each counted as often as it occurs: the same likelihood for a fraction
+    of the work. ``item_pattern[i]`` is item i's pattern; ``pattern_cells[p]`` lists the
+    pattern's verdicts as ``reviewer * 3 + label``, in ascending order, padded with -1.
+    """
+
+    scores: np.ndarray
+    band_edges: np.ndarray
+    item_band: np.ndarray
+    gold: np.ndarray
+    reviewers: tuple[Hashable, ...]
+    item_pattern: np.ndarray
+    pattern_cells: np.ndarray
+    pattern_band: np.ndarray
+    pattern_gold: np.ndarray
+
+    @property
+    def n_items(self) -> int:
+        return len(self.scores)
+
+    @property
+    def n_bands(self) -> int:
+        return len(self.band_edges) - 1
+
+    @property
+    def pattern_judged(self) -> np.ndarray:
+        return (self.pattern_cells >= 0).any(axis=1) | (self.pattern_gold >= 0)
+
+    @property
+    def judged(self) -> np.ndarray:
+        """Items with a verdict or a gold label: the only ones that say anything about
+        the reviewers or the bands."""
+        return self.pattern_judged[self.item_pattern]
+
+
+def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows in ascending order, and each row's index among them: what
+    ``np.unique(rows, axis=0, return_inverse=True)`` gives, ten times faster, because a
+    lexsort of integer columns beats sorting the rows as opaque bytes."""
+    order = np.lexsort(rows.T[::-1])
+    ordered = rows[order]
+    starts = np.ones(len(rows), dtype=bool)
+    starts[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    inverse = np.empty(len(rows), dtype=np.int64)
+    inverse[order] = np.cumsum(starts) - 1
+    return ordered[starts], inverse
+
+
+def label_data(
+    scores: Sequence[float] | np.ndarray,
+    verdict_item: Sequence[int] | np.ndarray,
+    verdict_reviewer: Sequence[Hashable] | np.ndarray,
+    verdict_label: Sequence[str] | np.ndarray,
+    *,
+    style_only: Sequence[bool] | np.ndarray | None = None,
+    gold: Mapping[int, str] | None = None,
+    band_edges: Sequence[float] = DEFAULT_BAND_EDGES,
+) -> LabelData:
+    """Check and code the label model's inputs.
+
+    ``scores[i]`` is item i's score. The ``verdict_*`` columns have one entry per verdict:
+    the item's index, the reviewer (any sortable ids, all of one type) and the label, one
+    of ``LABELS``. ``style_only[v]`` marks a modify the reviewer called style only, which
+    counts as an approve. ``gold`` maps an item's index to its adjudicated class, one of
+    ``CLASSES``. ``band_edges`` increase and span every score; ``(0, 10)`` ties all bands
+    into one global prior, as in plain Dawid-Skene.
+    """
+    scores = np.asarray(scores, dtype=float).reshape(-1)
+    edges = np.asarray(band_edges, dtype=float)
+    if edges.ndim != 1 or len(edges) < 2 or np.any(np.diff(edges) <= 0):
+        raise ValueError("band_edges must be at least two increasing numbers")
+    if not np.all(np.isfinite(scores)):
+        raise ValueError("scores must be finite")
+    if len(scores) and (scores.min() < edges[0] or scores.max() > edges[-1]):
+        raise ValueError(f"scores must lie within the bands, [{edges[0]:g}, {edges[-1]:g}]")
+    # side="right" puts a score that sits on an edge in the band above it; the clip closes
+    # the last band, so that the top score belongs to it.
+    item_band = np.clip(np.searchsorted(edges, scores, side="right") - 1, 0, len(edges) - 2)
+
+    items = np.asarray(verdict_item, dtype=np.int64).reshape(-1)
+    reviewer_column = np.asarray(verdict_reviewer).reshape(-1)
+    label_column = np.asarray(verdict_label).reshape(-1).astype(str)
+    if not len(items) == len(reviewer_column) == len(label_column):
+        raise ValueError("verdict_item, verdict_reviewer and verdict_label differ in length")
+    if len(items) and (items.min() < 0 or items.max() >= len(scores)):
+        raise ValueError("verdict_item must index scores")
+
+    # np.unique codes a hundred thousand verdicts in C; sorting the reviewers also makes
+    # the fit the same whatever order the verdicts come in.
+    reviewer_ids, reviewer_codes = np.unique(reviewer_column, return_inverse=True)
+    label_names, label_inverse = np.unique(label_column, return_inverse=True)
+    unknown = sorted(set(label_names.tolist()) - set(LABELS))
+    if unknown:
+        raise ValueError(f"unknown labels {unknown}; labels are {LABELS}")
+    label_codes = np.array([LABELS.index(name) for name in label_names], dtype=np.int64)
+    label_codes = label_codes[label_inverse.reshape(-1)]
+    if style_only is not None:
+        cosmetic = np.asarray(style_only, dtype=bool).reshape(-1)
+        if len(cosmetic) != len(label_codes):
+            raise ValueError("style_only must have one entry per verdict")
+        label_codes = np.where(cosmetic & (label_codes == MODIFY), APPROVE, label_codes)
+
+    gold_codes = np.full(len(scores), -1, dtype=np.int64)
+    for item, name in (gold or {}).items():
+        if not 0 <= item < len(scores):
+            raise ValueError(f"gold names item {item}, which has no score")
+        if name not in CLASSES:
+            raise ValueError(f"unknown gold class {name!r}; classes are {CLASSES}")
+        gold_codes[item] = CLASSES.index(name)
+
+    # Each item's verdicts as one row of cells in ascending order, so that the same
+    # verdicts given in another order make the same row, padded with -1.
+    cells = reviewer_codes.reshape(-1) * len(LABELS) + label_codes
+    order = np.lexsort((cells, items))
+    per_item = np.bincount(items, minlength=len(scores))
+    first = np.cumsum(per_item) - per_item
+    rank = np.arange(len(items)) - first[items[order]]
+    item_cells = np.full((len(scores), per_item.max(initial=0)), -1, dtype=np.int64)
+    item_cells[items[order], rank] = cells[order]
+    patterns, item_pattern = _unique_rows(np.column_stack([item_band, gold_codes, item_cells]))
+
+    return LabelData(
+        scores=_read_only(scores),
+        band_edges=_read_only(edges),
+        item_band=_read_only(item_band),
+        gold=_read_only(gold_codes),
+        reviewers=tuple(reviewer_ids.tolist()),
+        item_pattern=_read_only(item_pattern),
+        pattern_cells=_read_only(patterns[:, 2:]),
+        pattern_band=_read_only(patterns[:, 0]),
+        pattern_gold=_read_only(patterns[:, 1]),
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class LabelFit:
+    """A fitted label model.
+
+    ``posterior[i, k]`` is P(item i's class is ``CLASSES[k]`` | all the verdicts);
+    ``confusion[r, k, l]`` is P(reviewer r says ``LABELS[l]`` | class ``CLASSES[k]``);
+    ``band_prior[b, k]`` is P(class k | a judged item's score is in band b), band b being
+    ``band_edges[b]`` up to ``band_edges[b + 1]``.
+    """
+
+    posterior: np.ndarray
+    confusion: np.ndarray
+    band_prior: np.ndarray
+    band_edges: np.ndarray
+    band_items: np.ndarray  # judged items per band
+    reviewers: tuple[Hashable, ...]
+    log_likelihood: float
+    steps: int  # EM steps taken
+    converged: bool
+
+    @property
+    def error(self) -> np.ndarray:
+        """The "error" loss per item, P(needs_edit or bad): the chance that a careful
+        reviewer would not approve it unchanged."""
+        return self.posterior[:, NEEDS_EDIT] + self.posterior[:, BAD]
+
+    @property
+    def bad(self) -> np.ndarray:
+        """The "bad" loss per item, P(bad)."""
+        return self.posterior[:, BAD]
+
+    def confusion_of(self, reviewer: Hashable) -> np.ndarray:
+        """One reviewer's confusion matrix: rows ``CLASSES``, columns ``LABELS``."""
+        return self.confusion[self.reviewers.index(reviewer)]
+
+
+@dataclass(frozen=True, eq=False)
+class _Parameters:
+    confusion: np.ndarray
+    band_prior: np.ndarray
+
+
+def _m_step(data: LabelData, posterior: np.ndarray, weight: np.ndarray) -> _Parameters:
+    """Smoothed parameters given pattern posteriors, pattern p counted ``weight[p]`` times."""
+    n_cells = len(data.reviewers) * len(LABELS)
+    weighted = posterior * weight[:, None]
+    has_verdict = data.pattern_cells >= 0
+    verdict_cells = data.pattern_cells[has_verdict]
+    per_verdict = weighted[np.nonzero(has_verdict)[0]]
+    counts = np.stack(
+        [
+            np.bincount(verdict_cells, weights=per_verdict[:, k], minlength=n_cells)
+            for k in range(len(CLASSES))
+        ],
+        axis=1,
+    )  # rows (reviewer, label), columns class
+    counts = counts.reshape(len(data.reviewers), len(LABELS), len(CLASSES)).transpose(0, 2, 1)
+    counts = counts + PSEUDOCOUNT
+    confusion = counts / counts.sum(axis=2, keepdims=True)
+
+    band_counts = np.stack(
+        [
+            np.bincount(data.pattern_band, weights=weighted[:, k], minlength=data.n_bands)
+            for k in range(len(CLASSES))
+        ],
+        axis=1,
+    )
+    overall = band_counts.sum(axis=0) + PSEUDOCOUNT
+    overall = overall / overall.sum()
+    band_prior = band_counts + BAND_PSEUDOCOUNT * overall
+    band_prior = band_prior / band_prior.sum(axis=1, keepdims=True)
+    return _Parameters(confusion, band_prior)
+
+
+def _e_step(data: LabelData, parameters: _Parameters) -> tuple[np.ndarray, np.ndarray]:
+    """Pattern posteriors, and each pattern's log-likelihood, under ``parameters``."""
+    # Rows indexed by (reviewer, label), so that one gather gives every verdict's
+    # log P(label | class) for all three classes. The row of zeros at the end is the one
+    # the -1 padding picks: a verdict that is not there.
+    log_confusion = np.log(parameters.confusion).transpose(0, 2, 1)
+    log_table = np.vstack(
+        [log_confusion.reshape(len(data.reviewers) * len(LABELS), len(CLASSES)), np.zeros(3)]
+    )
+    log_joint = np.log(parameters.band_prior)[data.pattern_band]
+    log_joint += log_table[data.pattern_cells].sum(axis=1)
+    has_gold = data.pattern_gold >= 0
+    if has_gold.any():
+        # The gold class is known, so the other classes are impossible: such an item's
+        # likelihood is the joint probability at its gold class alone.
+        impossible = np.arange(len(CLASSES))[None, :] != data.pattern_gold[has_gold, None]
+        log_joint[has_gold] = np.where(impossible, -np.inf, log_joint[has_gold])
+    top = log_joint.max(axis=1, keepdims=True)
+    joint = np.exp(log_joint - top)
+    total = joint.sum(axis=1, keepdims=True)
+    return joint / total, top[:, 0] + np.log(total[:, 0])
+
+
+def _initial_posterior(data: LabelData) -> np.ndarray:
+    """Each pattern's share of votes, label l read as class l, gold clamped. Taking the
+    reviewers at their word to start with fixes which latent class is which."""
+    labels = np.where(data.pattern_cells >= 0, data.pattern_cells % len(LABELS), -1)
+    votes = np.stack([(labels == k).sum(axis=1) for k in range(len(LABELS))], axis=1)
+    totals = votes.sum(axis=1, keepdims=True)
+    posterior = np.divide(
+        votes, totals, out=np.full(votes.shape, 1 / len(CLASSES)), where=totals > 0
+    )
+    has_gold = data.pattern_gold >= 0
+    posterior[has_gold] = np.eye(len(CLASSES))[data.pattern_gold[has_gold]]
+    return posterior
+
+
+def _pack(parameters: _Parameters) -> np.ndarray:
+    return np.concatenate([parameters.confusion.ravel(), parameters.band_prior.ravel()])
+
+
+def _unpack(data: LabelData, packed: np.ndarray) -> _Parameters:
+    split = len(data.reviewers) * len(CLASSES) * len(LABELS)
+    return _Parameters(
+        packed[:split].reshape(len(data.reviewers), len(CLASSES), len(LABELS)),
+        packed[split:].reshape(data.n_bands, len(CLASSES)),
+    )
+
+
+def _em_step(data: LabelData, packed: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    posterior, _ = _e_step(data, _unpack(data, packed))
+    return _pack(_m_step(data, posterior, weight))
+
+
+@dataclass(frozen=True, eq=False)
+class _Solution:
+    parameters: _Parameters
+    posterior: np.ndarray  # per pattern
+    log_likelihood: np.ndarray  # per pattern
+    steps: int
+    converged: bool
+
+
+def _run_em(
+    data: LabelData, start: _Parameters, weight: np.ndarray, *, tolerance: float, max_steps: int
+) -> _Solution:
+    """EM from ``start`` until one step moves no probability by ``tolerance``,
+    accelerated by SQUAREM (Varadhan and Roland, 2008, "Simple and globally convergent
+    methods for accelerating the convergence of any EM algorithm", scheme S3).
+
+    Why accelerate: most items are reviewed once, so much of the information about the
+    latent classes is missing, and plain EM crawls: hundreds of steps with score bands,
+    over a thousand with one global prior. SQUAREM takes two EM steps, extrapolates along
+    them, and takes one more EM step from there, which lands back inside the model. The
+    extrapolation is an affine combination of parameter vectors whose rows each sum to 1,
+    so its rows still sum to 1; should it push a probability to 0 or below, the step is
+    halved back toward the plain EM step.
+    """
+    current = _pack(start)
+    steps = 0
+    converged = False
+    while steps < max_steps:
+        first = _em_step(data, current, weight)
+        steps += 1
+        if np.abs(first - current).max(initial=0.0) < tolerance:
+            current, converged = first, True
+            break
+        second = _em_step(data, first, weight)
+        steps += 1
+        r = first - current
+        v = second - first - r
+        v_norm = np.sqrt(v @ v)
+        step_length = min(-np.sqrt(r @ r) / v_norm, -1.0) if v_norm > 0 else -1.0
+        extrapolated = second
+        while step_length < -1.0:
+            extrapolated = current - 2 * step_length * r + step_length**2 * v
+            if extrapolated.min(initial=1.0) > 0:
+                break
+            # Halving the distance to -1 reaches the plain step (second) in a few tries.
+            step_length = (step_length - 1.0) / 2 if step_length < -1.01 else -1.0
+            extrapolated = second
+        current = _em_step(data, extrapolated, weight)
+        steps += 1
+    parameters = _unpack(data, current)
+    posterior, log_likelihood = _e_step(data, parameters)
+    return _Solution(parameters, posterior, log_likelihood, steps, converged)
+
+
+def _pattern_counts(data: LabelData, items: np.ndarray) -> np.ndarray:
+    return np.bincount(data.item_pattern[items], minlength=len(data.pattern_cells)).astype(float)
+
+
+def fit_label_model(
+    data: LabelData, *, tolerance: float = TOLERANCE, max_steps: int = MAX_STEPS
+) -> LabelFit:
+    """Dawid-Skene with a score-banded class prior, fitted by EM.
+
+    Items with neither a verdict nor a gold label get their band's prior as posterior
+    and take no part in the fit: they say nothing about the reviewers, and counting them
+    would only slow EM down on its way to the same answer.
+    """
+    judged = np.flatnonzero(data.judged)
+    weight = _pattern_counts(data, judged)
+    solution = _run_em(
+        data,
+        _m_step(data, _initial_posterior(data), weight),
+        weight,
+        tolerance=tolerance,
+        max_steps=max_steps,
+    )
+    return LabelFit(
+        posterior=_read_only(solution.posterior[data.item_pattern]),
+        confusion=_read_only(solution.parameters.confusion),
+        band_prior=_read_only(solution.parameters.band_prior),
+        band_edges=data.band_edges,
+        band_items=_read_only(np.bincount(data.item_band[judged], minlength=data.n_bands)),
+        reviewers=data.reviewers,
+        log_likelihood=float(solution.log_likelihood @ weight),
+        steps=solution.steps,
+        converged=solution.converged,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class LabelBootstrap:
+    """Bootstrap replicates of a label model fit: replicate b is the model refitted to
+    the judged items resampled with replacement. Any statistic of the posteriors (say,
+    the mean error above a threshold) can be recomputed per replicate, and its spread
+    added to a confidence bound as the label model's own estimation error.
+
+    Every item has a posterior in every replicate, under that replicate's parameters,
+    even if the resample left it out. They are kept per pattern (see ``LabelData``) and
+    spread to items on demand: ``posterior`` takes replicates x items x 24 bytes, 240 MB
+    for 100 replicates of 100,000 items; ``error`` and ``bad`` a third of that each.
+    """
+
+    seed: int
+    confusion: np.ndarray  # (replicate, reviewer, class, label)
+    band_prior: np.ndarray  # (replicate, band, class)
+    steps: np.ndarray  # EM steps per replicate
+    converged: np.ndarray  # per replicate
+    pattern_posterior: np.ndarray  # (replicate, pattern, class)
+    item_pattern: np.ndarray
+
+    @property
+    def replicates(self) -> int:
+        return len(self.confusion)
+
+    @property
+    def posterior(self) -> np.ndarray:
+        """P(class | the verdicts) per replicate, item and class."""
+        return self.pattern_posterior[:, self.item_pattern]
+
+    @property
+    def error(self) -> np.ndarray:
+        """P(needs_edit or bad) per replicate and item."""
+        per_pattern = self.pattern_posterior[:, :, NEEDS_EDIT] + self.pattern_posterior[:, :, BAD]
+        return per_pattern[:, self.item_pattern]
+
+    @property
+    def bad(self) -> np.ndarray:
+        """P(bad) per replicate and item."""
+        return self.pattern_posterior[:, self.item_pattern, BAD]
+
+
+def bootstrap_label_model(
+    data: LabelData,
+    fit: LabelFit,
+    *,
+    replicates: int,
+    seed: int,
+    tolerance: float = TOLERANCE,
+    max_steps: int = MAX_STEPS,
+) -> LabelBootstrap:
+    """Refit ``replicates`` times to the judged items resampled with replacement, drawn
+    by ``np.random.default_rng(seed)``: Efron's nonparametric bootstrap, over items
+    rather than verdicts because two verdicts on one item are not independent.
+
+    A resample is carried as a count per pattern (how many of its items were drawn),
+    which is the same likelihood as copying the items. Each refit starts from ``fit``'s
+    parameters, nearer the replicate's optimum than the votes are: on the simulated
+    world, about a fifth fewer EM steps than a fit from scratch.
+    """
+    if replicates < 1:
+        raise ValueError("replicates must be at least 1")
+    rng = np.random.default_rng(seed)
+    judged = np.flatnonzero(data.judged)
+    start = _Parameters(np.asarray(fit.confusion), np.asarray(fit.band_prior))
+    confusion = np.empty((replicates, *fit.confusion.shape))
+    band_prior = np.empty((replicates, *fit.band_prior.shape))
+    pattern_posterior = np.empty((replicates, len(data.pattern_cells), len(CLASSES)))
+    steps = np.empty(replicates, dtype=np.int64)
+    converged = np.empty(replicates, dtype=bool)
+    for b in range(replicates):
+        drawn = judged[rng.integers(0, len(judged), size=len(judged))]
+        solution = _run_em(
+            data, start, _pattern_counts(data, drawn), tolerance=tolerance, max_steps=max_steps
+        )
+        confusion[b] = solution.parameters.confusion
+        band_prior[b] = solution.parameters.band_prior
+        pattern_posterior[b] = solution.posterior
+        steps[b] = solution.steps
+        converged[b] = solution.converged
+    return LabelBootstrap(
+        seed=seed,
+        confusion=_read_only(confusion),
+        band_prior=_read_only(band_prior),
+        steps=_read_only(steps),
+        converged=_read_only(converged),
+        pattern_posterior=_read_only(pattern_posterior),
+        item_pattern=data.item_pattern,
+    )
