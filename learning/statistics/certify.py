@@ -1,0 +1,743 @@
+"""Certifying the approve threshold: an upper confidence bound on a weighted mean of bounded
+losses, and a Learn-then-Test search over two error budgets.
+
+Pure functions (numpy and scipy only). Each judged output i has a score, an importance
+weight w_i = 1 / pi_i (pi_i its inclusion probability: 1 for a held output, the audit rate
+for a delivered one) and two losses in [0, 1] from the label model: P(bad) and P(needs an
+edit or bad). The losses are posterior probabilities, not 0/1 verdicts.
+
+The bound (``weighted_loss_bound``)
+-----------------------------------
+Target: the traffic's mean loss L(t) among outputs scoring at least t.
+
+Assumptions.
+
+* A1, sampling. The outputs in the window are independent draws from the traffic the
+  threshold will gate, and each was judged independently of the others with a recorded
+  probability pi_i > 0 that may depend on the output (its score, the gate's decision, the
+  audit rate then in force) but not on its loss beyond that. Then the judged outputs
+  scoring at least t are, given how many there are, i.i.d. draws (w, l) from the judged
+  distribution q, and L(t) = E_q[w l] / E_q[w] (importance weighting, self-normalised).
+* A2, bounded weights. 1 <= w_i <= c, with c = ``max_weight``: the design's largest weight
+  (1 / the smallest audit rate). Left out, c is the largest weight among the judged outputs
+  given, which is right whenever at least one output of the most sparsely audited stratum
+  was judged.
+* A3, the loss. What is bounded is the traffic mean of the losses as the label model gives
+  them; it is the traffic's error rate in so far as the label model is calibrated. Its
+  estimation uncertainty is covered only by the bootstrap widening, and only as well as the
+  bootstrap describes it (below).
+
+Construction. X = w l / c and Y = (c - w) / (c - 1) are in [0, 1], so the Hoeffding-Bentkus
+bound (Bates, Angelopoulos, Lei, Malik & Jordan 2021, "Distribution-free, risk-controlling
+prediction sets"; used by Learn-then-Test, Angelopoulos, Bates, Candes, Jordan & Lei 2021)
+gives a (1 - delta_num) upper bound U_X on E_q[X] and a
+(1 - delta_den) upper bound U_Y on E_q[Y], that is a lower bound c - (c - 1) U_Y on E_q[w].
+Then
+
+    bound = min(1, c U_X / max(1, c - (c - 1) U_Y)),   P(L(t) > bound) <= delta_num + delta_den
+
+by the union bound. With c = 1 every weight is 1, E_q[w] = 1 is known, and delta_num takes
+the whole share. The Hoeffding-Bentkus bound for a mean m of n terms is the smallest
+R >= m with min(exp(-n KL(m || R)), e P(Binomial(n, R) <= ceil(n m))) <= delta; with no
+loss at all it is 1 - delta^(1/n), the exact binomial bound. It is at least the estimate
+sum(w l) / sum(w) (U_X is at least the mean of X, and the lower bound on E_q[w] at most the
+mean weight), and 1 when there is nothing to go on (no outputs), so it is never NaN.
+
+Widening by the label model's uncertainty
+-----------------------------------------
+Given B bootstrap replicates of the loss vector (the label model refitted on resampled
+reviews, the same items), delta is split in two halves:
+
+* delta / 2 for sampling: the bound above is computed at delta / 2 on the point losses and
+  on each replicate;
+* delta / 2 for the label model: the widened bound is the k-th smallest replicate bound,
+  k = ceil((1 - delta / 2) (B + 1)), and never less than the point bound.
+
+If the loss vector that the label model's true parameters would give is exchangeable with
+the replicates, the chance that its bound exceeds the k-th smallest replicate bound is at
+most 1 - k / (B + 1) <= delta / 2, and the union bound gives delta in all. That
+exchangeability is the bootstrap's approximation, not a finite-sample fact. k <= B needs
+B >= 2 / delta - 1 replicates (39 at delta = 0.05); fewer are refused. Without replicates the
+sampling bound gets the whole of delta.
+
+Within the sampling share, the bound on E_q[X] gets 90 % and the bound on E_q[w] 10 %
+(``DENOMINATOR_SHARE``): the weights' mean only rescales the bound, and it is pinned down by
+far fewer outputs than a small error rate is (with every weight 20, its bound widens the
+result by 9 % at 60 outputs and 2 % at 300).
+
+The search (``certify_approve_threshold``)
+------------------------------------------
+Candidates run from 10.0 down to 0.0 in steps of 0.1. A candidate passes when both bounds
+are within their budgets: P(bad) <= ``alpha_bad`` (default 0.01) and P(needs an edit or
+bad) <= ``alpha_edit`` (default 0.05). A candidate's null hypothesis is "some budget is
+exceeded"; the larger of the two p-values is valid for it, so both are tested at the full
+delta (Learn-then-Test with several risks). Candidates are tested in that fixed order and
+the search stops at the first failure, so the chance of passing any candidate whose true
+error exceeds a budget is at most delta (fixed-sequence testing), and the lowest passing
+candidate is certified.
+
+A candidate is testable when its effective sample (below) reaches
+``minimum_effective_sample(min(alpha_bad, alpha_edit), delta_sampling)``, that is when a
+clean record (every loss 0) with these weights would pass. That depends on the scores and
+weights only, never on the losses. Strictly, choosing candidates by the weights fixes the
+realised mix of strata: given that mix, the bound still covers the traffic mean with each
+stratum weighted as sampled (Hoeffding's and Bentkus's inequalities hold for independent
+terms with different means, the average mean taking the place of the common one), which
+differs from the traffic mean only by the sampling noise of the strata's shares; the tests
+check the whole search on simulated traffic with known truth.
+
+Effective sample: the number of equally weighted outputs (weight 1) whose clean record
+would get the same bound, ln(delta_s) / ln(1 - clean bound). For outputs all of weight 1 it
+is their count; unequal weights, the denominator's share of delta and the weights' spread
+make it smaller.
+
+Three outcomes:
+
+* certified: the lowest passing candidate, with its evidence;
+* underpowered: no candidate is testable, or the first testable one failed although both
+  estimates are within budget (more verdicts could pass it);
+* not attainable: at the first testable candidate some estimate is at or above its budget;
+  the bound always exceeds the estimate, so no amount of data like this would pass it.
+
+Every outcome also reports, per budget, the best certifiable error: the smallest budget at
+which that budget's search alone would certify a threshold, and the lowest threshold it
+would certify. Raising a budget can make a higher candidate testable, whose failure then
+ends the sequence sooner, so the certified threshold falls as a budget rises only where the
+candidates it brings in pass.
+
+``smoothed_move`` turns an outcome into the next threshold: tighten at once, loosen by at
+most one step per run, hold on weak or bad evidence.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+from scipy.special import betainccinv, xlogy
+
+GRID_TOP = 10.0
+GRID_BOTTOM = 0.0
+GRID_STEP = 0.1
+MAX_STEP = 0.1
+DEFAULT_ALPHA_BAD = 0.01
+DEFAULT_ALPHA_EDIT = 0.05
+DEFAULT_DELTA = 0.05
+# The share of delta spent on the label model's uncertainty when replicates are given.
+LABEL_MODEL_SHARE = 0.5
+# The share of the sampling delta spent on the lower bound of the weights' mean.
+DENOMINATOR_SHARE = 0.1
+# A sum or product within this above an integer is taken as that integer: floating-point
+# rounding (30 x 0.1 is 3.0000000000000004) would otherwise push a ceiling up by one, in
+# Bentkus's ceil(n m) and in the replicates' covering rank.
+_INTEGER_TOLERANCE = 1e-9
+# Solving for the Hoeffding root: Newton's steps converge quadratically, and stop once a step
+# is below the tolerance (rounding in the divergence keeps the last digits from settling).
+_NEWTON_STEPS = 50
+_NEWTON_TOLERANCE = 1e-13
+
+
+# --------------------------------------------------------------------------- bounds
+
+
+def _kl_bernoulli(mean: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """KL(Bernoulli(mean) || Bernoulli(other)), 0 log 0 = 0."""
+    return (
+        xlogy(mean, mean)
+        - xlogy(mean, other)
+        + xlogy(1 - mean, 1 - mean)
+        - xlogy(1 - mean, 1 - other)
+    )
+
+
+def _hoeffding_root(mean: np.ndarray, needed: np.ndarray) -> np.ndarray:
+    """The R >= mean with KL(mean || R) = needed, for means below 1.
+
+    In u = -ln(1 - R), KL(mean || R) = mean ln(mean) + (1 - mean) ln(1 - mean)
+    - mean ln(R) + (1 - mean) u is convex and increasing, with slope 1 - mean / R. Newton's
+    method started to the right of the root (dropping -mean ln R >= 0 gives such a start)
+    stays to its right and converges quadratically, in a few steps for any n."""
+    floor = xlogy(mean, mean) + xlogy(1 - mean, 1 - mean)
+    u = (needed - floor) / (1 - mean)
+    for _ in range(_NEWTON_STEPS):
+        r = -np.expm1(-u)
+        excess = floor - xlogy(mean, r) + (1 - mean) * u - needed
+        step = excess / (1 - mean / r)
+        u = u - step
+        if np.all(np.abs(step) <= _NEWTON_TOLERANCE * np.maximum(1.0, u)):
+            break
+    return -np.expm1(-u)
+
+
+def _hoeffding_bentkus(total: np.ndarray, n: np.ndarray, delta: float) -> np.ndarray:
+    """Upper (1 - delta) bounds on the means of [0, 1] terms, from their sums and counts
+    (arrays of one shape); 1 where there are no terms."""
+    total, n = np.broadcast_arrays(np.asarray(total, float), np.asarray(n, float))
+    upper = np.ones(total.shape)
+    informative = (n > 0) & (total < n)
+    if not informative.any():
+        return upper
+    count = n[informative]
+    mean = np.clip(total[informative] / count, 0.0, 1.0)
+
+    hoeffding = _hoeffding_root(mean, math.log(1 / delta) / count)
+
+    # Bentkus: e P(Bin(n, R) <= k) = delta, k = ceil(n mean); P(Bin(n, R) <= k) is the
+    # upper tail of Beta(k + 1, n - k) at R.
+    successes = np.ceil(total[informative] - _INTEGER_TOLERANCE * np.maximum(1.0, count))
+    bentkus = np.ones_like(mean)
+    room = successes < count
+    bentkus[room] = betainccinv(successes[room] + 1, count[room] - successes[room], delta / math.e)
+
+    upper[informative] = np.minimum(hoeffding, bentkus)
+    return upper
+
+
+def hoeffding_bentkus_upper(mean: float, n: int, delta: float) -> float:
+    """The (1 - delta) Hoeffding-Bentkus upper bound on the mean of n independent terms in
+    [0, 1] whose sample mean is ``mean`` (Bates et al. 2021, RCPS)."""
+    _check_level("delta", delta)
+    if n < 0:
+        raise ValueError(f"n must be at least 0, not {n}")
+    if not 0.0 <= mean <= 1.0:
+        raise ValueError(f"mean must be in [0, 1], not {mean}")
+    return float(_hoeffding_bentkus(np.array([mean * n]), np.array([n]), delta)[0])
+
+
+def _sampling_shares(delta_sampling: float, max_weight: float) -> tuple[float, float]:
+    """(delta for E[w l], delta for E[w]); all of it to the first when every weight is 1."""
+    if max_weight == 1.0:
+        return delta_sampling, 0.0
+    return (1 - DENOMINATOR_SHARE) * delta_sampling, DENOMINATOR_SHARE * delta_sampling
+
+
+def _ratio_bounds(
+    n: np.ndarray,
+    weight_sum: np.ndarray,
+    weighted_loss_sum: np.ndarray,
+    max_weight: float,
+    delta_sampling: float,
+) -> np.ndarray:
+    """The sampling bound of the module docstring for many samples at once (broadcast)."""
+    n, weight_sum, weighted_loss_sum = np.broadcast_arrays(
+        np.asarray(n, float), np.asarray(weight_sum, float), np.asarray(weighted_loss_sum, float)
+    )
+    delta_num, delta_den = _sampling_shares(delta_sampling, max_weight)
+    upper_x = _hoeffding_bentkus(weighted_loss_sum / max_weight, n, delta_num)
+    if delta_den == 0.0:
+        lower_mean_weight = np.ones(n.shape)
+    else:
+        # sum(Y) = (c n - sum(w)) / (c - 1); clipped because c n - sum(w) can round below 0.
+        y_sum = np.clip((max_weight * n - weight_sum) / (max_weight - 1), 0.0, n)
+        upper_y = _hoeffding_bentkus(y_sum, n, delta_den)
+        # E[w] >= 1 always, since no inclusion probability exceeds 1.
+        lower_mean_weight = np.maximum(1.0, max_weight - (max_weight - 1) * upper_y)
+    return np.minimum(1.0, max_weight * upper_x / lower_mean_weight)
+
+
+def _share(weighted_loss_sum: float, weight_sum: float) -> float:
+    """sum(w l) / sum(w); rounding can put it a hair above 1 when every loss is 1."""
+    return min(1.0, float(weighted_loss_sum / weight_sum))
+
+
+def _effective_n(clean_bound: np.ndarray, delta_sampling: float) -> np.ndarray:
+    """ln(delta) / ln(1 - b): how many weight-1 outputs with no loss get the bound b."""
+    clean_bound = np.asarray(clean_bound, float)
+    effective = np.zeros(clean_bound.shape)
+    below_one = clean_bound < 1.0
+    effective[below_one] = math.log(delta_sampling) / np.log1p(-clean_bound[below_one])
+    return effective
+
+
+def minimum_effective_sample(alpha: float, delta: float) -> float:
+    """The effective sample at which a clean record's (1 - delta) bound reaches alpha:
+    ln(delta) / ln(1 - alpha) (59 when rounded up, for alpha = delta = 0.05)."""
+    _check_level("alpha", alpha)
+    _check_level("delta", delta)
+    return math.log(delta) / math.log1p(-alpha)
+
+
+def _label_model_rank(replicate_count: int, delta_label: float) -> int:
+    """The rank k of the replicate bound that covers the label model at delta_label."""
+    rank = math.ceil((1 - delta_label) * (replicate_count + 1) - _INTEGER_TOLERANCE)
+    if rank > replicate_count:
+        needed = math.ceil(1 / delta_label - 1 - _INTEGER_TOLERANCE)
+        raise ValueError(
+            f"replicates: {replicate_count} bootstrap replicates cannot cover the label model "
+            f"at {delta_label:g}; at least {needed} are needed"
+        )
+    return rank
+
+
+def _split_delta(delta: float, with_replicates: bool) -> tuple[float, float]:
+    """(delta for sampling, delta for the label model)."""
+    if not with_replicates:
+        return delta, 0.0
+    return (1 - LABEL_MODEL_SHARE) * delta, LABEL_MODEL_SHARE * delta
+
+
+@dataclass(frozen=True)
+class LossBound:
+    """A (1 - delta) upper bound on the traffic's mean loss, with what it rests on."""
+
+    n: int  # judged outputs
+    effective_n: float  # weight-1 outputs whose clean record would get the same bound
+    estimate: float | None  # sum(w l) / sum(w); None with no outputs
+    sampling_bound: float  # on the point losses alone, at the sampling share of delta
+    bound: float  # sampling_bound widened by the replicates (the same without them)
+
+    def as_dict(self) -> dict:
+        return {
+            "n": self.n,
+            "effective_n": round(self.effective_n, 2),
+            "estimate": None if self.estimate is None else round(self.estimate, 5),
+            "sampling_bound": round(self.sampling_bound, 5),
+            "bound": round(self.bound, 5),
+        }
+
+
+def weighted_loss_bound(
+    losses,
+    weights,
+    *,
+    delta: float = DEFAULT_DELTA,
+    replicates=None,
+    max_weight: float | None = None,
+) -> LossBound:
+    """The (1 - delta) upper bound of the module docstring on the traffic's mean loss, from
+    judged outputs' losses in [0, 1] and weights 1 / pi; widened by bootstrap replicates of
+    the losses (shape (B, n)) when given."""
+    _check_level("delta", delta)
+    loss = _as_losses("losses", losses)
+    weight = _as_weights(weights, len(loss))
+    replicate = None if replicates is None else _as_replicates(replicates, len(loss))
+    top_weight = _top_weight(weight, max_weight)
+    delta_sampling, delta_label = _split_delta(delta, replicate is not None)
+
+    n = len(loss)
+    weight_sum = float(weight.sum())
+    sampling = _ratio_bounds(n, weight_sum, float(weight @ loss), top_weight, delta_sampling)
+    clean = _ratio_bounds(n, weight_sum, 0.0, top_weight, delta_sampling)
+    bound = float(sampling)
+    if replicate is not None:
+        rank = _label_model_rank(len(replicate), delta_label)
+        per_replicate = _ratio_bounds(n, weight_sum, replicate @ weight, top_weight, delta_sampling)
+        bound = max(bound, float(np.sort(per_replicate)[rank - 1]))
+    return LossBound(
+        n=n,
+        effective_n=float(_effective_n(clean, delta_sampling)),
+        estimate=_share(float(weight @ loss), weight_sum) if n else None,
+        sampling_bound=float(sampling),
+        bound=bound,
+    )
+
+
+# --------------------------------------------------------------------------- the search
+
+
+class State(StrEnum):
+    CERTIFIED = "certified"
+    UNDERPOWERED = "underpowered"
+    NOT_ATTAINABLE = "not_attainable"
+
+
+@dataclass(frozen=True)
+class ThresholdEvidence:
+    """One candidate threshold: the judged outputs scoring at least it, and both bounds."""
+
+    threshold: float
+    bad: LossBound  # loss = P(bad)
+    edit: LossBound  # loss = P(needs an edit or bad)
+    alpha_bad: float
+    alpha_edit: float
+    testable: bool  # a clean record with these weights would pass both budgets
+
+    @property
+    def n(self) -> int:
+        return self.bad.n
+
+    @property
+    def effective_n(self) -> float:
+        return self.bad.effective_n
+
+    @property
+    def passed(self) -> bool:
+        # Written as "<=" on both, so that a bound that is somehow NaN fails.
+        return self.bad.bound <= self.alpha_bad and self.edit.bound <= self.alpha_edit
+
+    @property
+    def beyond_reach(self) -> bool:
+        """Some estimate is at or above its budget: no bound from data like this passes."""
+        return any(
+            check.estimate is not None and check.estimate >= alpha
+            for check, alpha in ((self.bad, self.alpha_bad), (self.edit, self.alpha_edit))
+        )
+
+    def as_dict(self) -> dict:
+        return {
+            "threshold": self.threshold,
+            "testable": self.testable,
+            "passed": self.passed,
+            "bad": self.bad.as_dict(),
+            "edit": self.edit.as_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class BestCertifiable:
+    """The smallest budget at which one budget's search alone would certify a threshold,
+    and the lowest threshold it would then certify."""
+
+    error: float
+    threshold: float
+
+
+@dataclass(frozen=True)
+class Certification:
+    """The search's outcome. ``candidates`` holds every grid point, from the top down."""
+
+    state: State
+    threshold: float | None  # the lowest passing candidate; None unless certified
+    alpha_bad: float
+    alpha_edit: float
+    delta: float
+    needed_effective_n: float  # the effective sample a candidate needs to be tested
+    certified: ThresholdEvidence | None  # the evidence at ``threshold``
+    stopped_at: ThresholdEvidence | None  # the first tested candidate that failed
+    best_bad: BestCertifiable | None
+    best_edit: BestCertifiable | None
+    candidates: tuple[ThresholdEvidence, ...]
+
+    @property
+    def most_data(self) -> ThresholdEvidence:
+        """The candidate with the largest effective sample."""
+        return max(self.candidates, key=lambda c: c.effective_n)
+
+    def as_dict(self) -> dict:
+        """What a cycle run keeps: the outcome and the evidence behind it, not every
+        candidate."""
+        return {
+            "state": str(self.state),
+            "threshold": self.threshold,
+            "alpha_bad": self.alpha_bad,
+            "alpha_edit": self.alpha_edit,
+            "delta": self.delta,
+            "needed_effective_n": round(self.needed_effective_n, 2),
+            "certified": self.certified.as_dict() if self.certified else None,
+            "stopped_at": self.stopped_at.as_dict() if self.stopped_at else None,
+            "most_data": self.most_data.as_dict(),
+            "best_bad": vars(self.best_bad) if self.best_bad else None,
+            "best_edit": vars(self.best_edit) if self.best_edit else None,
+        }
+
+
+def grid(top: float = GRID_TOP, bottom: float = GRID_BOTTOM) -> np.ndarray:
+    """Candidate thresholds from ``top`` down to ``bottom`` in GRID_STEP steps."""
+    steps = round((top - bottom) / GRID_STEP)
+    return np.round(top - GRID_STEP * np.arange(steps + 1), 1)
+
+
+class _Tails:
+    """Sums over the judged outputs scoring at least each candidate, so that the evidence
+    for every candidate comes from one pass over up to a hundred thousand outputs."""
+
+    def __init__(self, thresholds, score, weight, top_weight, delta_sampling, delta_label):
+        self.size = len(thresholds)
+        # bins[i]: the first candidate (from the top) that output i counts for, the first
+        # with score >= threshold; an output below the bottom counts for none.
+        self.bins = np.searchsorted(-thresholds, -score, side="left")
+        self.weight = weight
+        self.top_weight = top_weight
+        self.delta_sampling = delta_sampling
+        self.delta_label = delta_label
+        self.counts = self.sums(np.ones(len(score)))
+        self.weight_sums = self.sums(weight)
+        clean = _ratio_bounds(self.counts, self.weight_sums, 0.0, top_weight, delta_sampling)
+        self.effective_n = _effective_n(clean, delta_sampling)
+
+    def sums(self, values: np.ndarray) -> np.ndarray:
+        per_bin = np.bincount(self.bins, weights=values, minlength=self.size + 1)
+        return np.cumsum(per_bin[: self.size])
+
+    def bounds(self, loss: np.ndarray, replicates: np.ndarray | None) -> list[LossBound]:
+        """One budget's LossBound at every candidate."""
+        loss_sums = self.sums(self.weight * loss)
+        sampling = _ratio_bounds(
+            self.counts, self.weight_sums, loss_sums, self.top_weight, self.delta_sampling
+        )
+        widened = sampling
+        if replicates is not None:
+            rank = _label_model_rank(len(replicates), self.delta_label)
+            replicate_sums = np.array([self.sums(self.weight * r) for r in replicates])
+            per_replicate = _ratio_bounds(
+                self.counts, self.weight_sums, replicate_sums, self.top_weight, self.delta_sampling
+            )
+            widened = np.maximum(sampling, np.sort(per_replicate, axis=0)[rank - 1])
+        return [
+            LossBound(
+                n=int(self.counts[k]),
+                effective_n=float(self.effective_n[k]),
+                estimate=_share(loss_sums[k], self.weight_sums[k]) if self.counts[k] else None,
+                sampling_bound=float(sampling[k]),
+                bound=float(widened[k]),
+            )
+            for k in range(self.size)
+        ]
+
+
+def _best_certifiable(
+    thresholds: np.ndarray, bounds: np.ndarray, effective: np.ndarray, delta_sampling: float
+) -> BestCertifiable | None:
+    """The smallest level a < 1 at which the fixed-sequence search of this one budget
+    certifies something. Certifying needs the first tested candidate's bound <= a, so a is
+    one of the bounds; try them from the smallest up."""
+    for level in np.unique(bounds):
+        if not 0.0 < level < 1.0:
+            continue
+        needed = minimum_effective_sample(float(level), delta_sampling)
+        lowest = None
+        for threshold, bound, effective_n in zip(thresholds, bounds, effective, strict=True):
+            if effective_n < needed:
+                continue
+            if not bound <= level:
+                break
+            lowest = float(threshold)
+        if lowest is not None:
+            return BestCertifiable(error=float(level), threshold=lowest)
+    return None
+
+
+def certify_approve_threshold(
+    scores,
+    weights,
+    loss_bad,
+    loss_edit,
+    *,
+    alpha_bad: float = DEFAULT_ALPHA_BAD,
+    alpha_edit: float = DEFAULT_ALPHA_EDIT,
+    delta: float = DEFAULT_DELTA,
+    replicates_bad=None,
+    replicates_edit=None,
+    max_weight: float | None = None,
+    top: float = GRID_TOP,
+    bottom: float = GRID_BOTTOM,
+) -> Certification:
+    """Learn-then-Test in fixed sequence (Angelopoulos, Bates et al. 2021) over the grid from
+    ``top`` down, against both budgets; see the module docstring for the guarantee."""
+    _check_level("alpha_bad", alpha_bad)
+    _check_level("alpha_edit", alpha_edit)
+    _check_level("delta", delta)
+    score = np.asarray(scores, dtype=float)
+    if score.ndim != 1 or not np.isfinite(score).all():
+        raise ValueError("scores must be a one-dimensional array of finite numbers")
+    bad = _as_losses("loss_bad", loss_bad, len(score))
+    edit = _as_losses("loss_edit", loss_edit, len(score))
+    weight = _as_weights(weights, len(score))
+    if (replicates_bad is None) != (replicates_edit is None):
+        raise ValueError("replicates_bad and replicates_edit must be given together")
+    with_replicates = replicates_bad is not None
+    rep_bad = _as_replicates(replicates_bad, len(score)) if with_replicates else None
+    rep_edit = _as_replicates(replicates_edit, len(score)) if with_replicates else None
+    top_weight = _top_weight(weight, max_weight)
+    delta_sampling, delta_label = _split_delta(delta, with_replicates)
+
+    thresholds = grid(top, bottom)
+    tails = _Tails(thresholds, score, weight, top_weight, delta_sampling, delta_label)
+    needed = minimum_effective_sample(min(alpha_bad, alpha_edit), delta_sampling)
+    bad_bounds = tails.bounds(bad, rep_bad)
+    edit_bounds = tails.bounds(edit, rep_edit)
+    candidates = tuple(
+        ThresholdEvidence(
+            threshold=float(t),
+            bad=b,
+            edit=e,
+            alpha_bad=alpha_bad,
+            alpha_edit=alpha_edit,
+            testable=b.effective_n >= needed,
+        )
+        for t, b, e in zip(thresholds, bad_bounds, edit_bounds, strict=True)
+    )
+
+    certified = stopped_at = None
+    for candidate in candidates:
+        if not candidate.testable:
+            # Too few outputs score this high for even a clean record to pass: testing here
+            # would only end the sequence. Which candidates are skipped depends on the scores
+            # and weights alone, never on the losses, so the guarantee still holds.
+            continue
+        if not candidate.passed:
+            stopped_at = candidate
+            break
+        certified = candidate
+
+    if certified is not None:
+        state = State.CERTIFIED
+    elif stopped_at is not None and stopped_at.beyond_reach:
+        state = State.NOT_ATTAINABLE
+    else:
+        state = State.UNDERPOWERED
+
+    return Certification(
+        state=state,
+        threshold=None if certified is None else certified.threshold,
+        alpha_bad=alpha_bad,
+        alpha_edit=alpha_edit,
+        delta=delta,
+        needed_effective_n=needed,
+        certified=certified,
+        stopped_at=stopped_at,
+        best_bad=_best_certifiable(
+            thresholds,
+            np.array([c.bad.bound for c in candidates]),
+            tails.effective_n,
+            delta_sampling,
+        ),
+        best_edit=_best_certifiable(
+            thresholds,
+            np.array([c.edit.bound for c in candidates]),
+            tails.effective_n,
+            delta_sampling,
+        ),
+        candidates=candidates,
+    )
+
+
+# --------------------------------------------------------------------------- smoothing
+
+
+@dataclass(frozen=True)
+class Move:
+    """Where the approve threshold goes after one run, and why."""
+
+    old: float
+    new: float
+    reason: str
+
+
+def smoothed_move(
+    current: float,
+    certification: Certification,
+    *,
+    last_certified: float | None,
+    max_step: float = MAX_STEP,
+) -> Move:
+    """The next approve threshold. Certified: raise to the certified threshold at once
+    (approving less is the safe side), lower toward it by at most ``max_step`` per run.
+    Underpowered: go to ``last_certified``, the value the last certified run set (the same
+    rule, so it is never lowered by more than a step), or hold when there is none. Not
+    attainable: hold, and say so; climbing to the top quietly would hide the problem."""
+    c = certification
+    budgets = (
+        f"P(bad) <= {c.alpha_bad:g} and P(edit or bad) <= {c.alpha_edit:g} "
+        f"with {1 - c.delta:.0%} confidence"
+    )
+    if c.state is State.CERTIFIED:
+        e = c.certified
+        why = (
+            f"Certified: {c.threshold:g} is the lowest threshold with {budgets} "
+            f"(n={e.n}, effective n={e.effective_n:.0f}, P(bad) {e.bad.estimate:.4f} "
+            f"bounded by {e.bad.bound:.4f}, P(edit or bad) {e.edit.estimate:.4f} "
+            f"bounded by {e.edit.bound:.4f})."
+        )
+        return _toward(current, c.threshold, max_step, why)
+
+    if c.state is State.UNDERPOWERED:
+        most = c.most_data
+        if c.stopped_at is None:
+            why = (
+                f"Underpowered: no threshold has enough judged outputs for even a clean record "
+                f"to show {budgets} ({most.effective_n:.0f} effective at {most.threshold:g} "
+                f"at best; {math.ceil(c.needed_effective_n)} needed)."
+            )
+        else:
+            s = c.stopped_at
+            why = (
+                f"Underpowered: at {s.threshold:g}, the first threshold with enough data to "
+                f"test, the estimates are within budget (P(bad) {s.bad.estimate:.4f}, "
+                f"P(edit or bad) {s.edit.estimate:.4f}) but their bounds "
+                f"({s.bad.bound:.4f}, {s.edit.bound:.4f}) are not; more verdicts may pass it."
+            )
+        if last_certified is None:
+            return Move(current, current, why + " Held: no threshold was ever certified.")
+        return _toward(current, last_certified, max_step, why + " Back to the last certified.")
+
+    s = c.stopped_at
+    best = "; ".join(
+        f"{name} can be certified at {b.error:.4f} (threshold {b.threshold:g})"
+        for name, b in (("P(bad)", c.best_bad), ("P(edit or bad)", c.best_edit))
+        if b is not None
+    )
+    why = (
+        f"Not attainable: at {s.threshold:g}, the highest threshold with enough data to test, "
+        f"the estimates (P(bad) {s.bad.estimate:.4f}, P(edit or bad) {s.edit.estimate:.4f}) "
+        f"already reach the budgets, so no threshold can be certified with {budgets}. "
+        f"At best, {best or 'nothing below 1'}. Held at {current:g}: this needs a person, "
+        "not a quiet climb."
+    )
+    return Move(current, current, why)
+
+
+def _toward(current: float, target: float, max_step: float, why: str) -> Move:
+    if target > current:
+        return Move(current, round(target, 4), why + f" Raised from {current:g} at once.")
+    if target < current:
+        new = round(max(target, current - max_step), 4)
+        return Move(current, new, why + f" Lowered from {current:g} by at most {max_step:g}.")
+    return Move(current, current, why + " Already there.")
+
+
+# --------------------------------------------------------------------------- input checks
+
+
+def _check_level(name: str, value: float) -> None:
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must be strictly between 0 and 1, not {value}")
+
+
+def _as_losses(name: str, values, length: int | None = None) -> np.ndarray:
+    loss = np.asarray(values, dtype=float)
+    if loss.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, not of shape {loss.shape}")
+    if length is not None and len(loss) != length:
+        raise ValueError(f"{name} has {len(loss)} values for {length} outputs")
+    if not ((loss >= 0.0) & (loss <= 1.0)).all():
+        raise ValueError(f"{name} must all be in [0, 1] (and not NaN)")
+    return loss
+
+
+def _as_weights(values, length: int) -> np.ndarray:
+    weight = np.asarray(values, dtype=float)
+    if weight.shape != (length,):
+        raise ValueError(f"weights has shape {weight.shape} for {length} outputs")
+    invalid = ~(np.isfinite(weight) & (weight >= 1.0))
+    if invalid.any():
+        raise ValueError(
+            f"weights are 1 / inclusion probabilities, so finite and at least 1; "
+            f"{int(invalid.sum())} of {length} are not (e.g. {weight[invalid][0]:g})"
+        )
+    return weight
+
+
+def _as_replicates(values, length: int) -> np.ndarray:
+    replicate = np.asarray(values, dtype=float)
+    if replicate.ndim != 2 or replicate.shape[1] != length:
+        raise ValueError(
+            f"replicates must have shape (B, {length}), one loss vector per row, "
+            f"not {replicate.shape}"
+        )
+    if not ((replicate >= 0.0) & (replicate <= 1.0)).all():
+        raise ValueError("replicates must all be in [0, 1] (and not NaN)")
+    return replicate
+
+
+def _top_weight(weight: np.ndarray, max_weight: float | None) -> float:
+    observed = float(weight.max()) if len(weight) else 1.0
+    if max_weight is None:
+        return observed
+    if not (math.isfinite(max_weight) and max_weight >= observed):
+        raise ValueError(
+            f"max_weight must be finite and at least every weight ({observed:g}), not {max_weight}"
+        )
+    return float(max_weight)
