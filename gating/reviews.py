@@ -129,7 +129,7 @@ def claimable_items(items: QuerySet[ReviewItem], *, reviewer: AbstractUser, now)
 
 
 # What a claimed item's representation reads, fetched with the claim itself.
-_CLAIM_RELATED = ("task_type", "output", "output__task_type")
+CLAIM_RELATED = ("task_type", "output", "output__task_type")
 
 
 def item_held_by(reviewer: AbstractUser, *, now) -> ReviewItem | None:
@@ -137,7 +137,7 @@ def item_held_by(reviewer: AbstractUser, *, now) -> ReviewItem | None:
         ReviewItem.objects.filter(
             state=ReviewItem.State.OPEN, claimed_by=reviewer, lease_expires_at__gt=now
         )
-        .select_related(*_CLAIM_RELATED)
+        .select_related(*CLAIM_RELATED)
         .order_by("claimed_at")
         .first()
     )
@@ -159,7 +159,7 @@ def item_claim(
         if item is None:
             item = (
                 claimable_items(items, reviewer=reviewer, now=now)
-                .select_related(*_CLAIM_RELATED)
+                .select_related(*CLAIM_RELATED)
                 .select_for_update(skip_locked=True, of=("self",))
                 .first()
             )
