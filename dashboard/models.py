@@ -135,6 +135,36 @@ class OutputRollup(models.Model):
         )
 
 
+class OutputDayRollup(models.Model):
+    """OutputRollup summed over each UTC day: what the charts of days read for the whole
+    days of their range (``dashboard.selectors``), so that a month reads thirty rows per
+    key, not seven hundred. Written only from OutputRollup, whenever one of the day's
+    hours is recomputed."""
+
+    day = models.DateField()
+    task_type = models.ForeignKey(TaskType, on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=200)
+    decision = models.CharField(max_length=20)
+    status = models.CharField(max_length=20)
+    score_bucket = models.PositiveSmallIntegerField()
+    outputs = models.PositiveIntegerField()
+    score_sum = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["day", "task_type", "model", "decision", "status", "score_bucket"],
+                name="output_day_rollup_key",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["task_type", "model", "day"], name="output_day_rollup_pair_day"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.day} {self.model} {self.decision}/{self.status}: {self.outputs}"
+
+
 class ReviewRollup(models.Model):
     """Reviews decided in an hour, per task type, model, the output's decision, the slot's
     kind, the action and the output's score bucket (fine): the human approval rate by

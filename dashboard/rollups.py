@@ -49,7 +49,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 from django.db import connection, transaction
 from django.db.models import (
@@ -72,7 +72,7 @@ from django.db.models import (
     When,
 )
 from django.db.models.expressions import CombinedExpression
-from django.db.models.functions import Cast, Floor, Least, Trunc
+from django.db.models.functions import Cast, Floor, Least, Trunc, TruncDate
 from django.utils import timezone
 
 from dashboard.models import (
@@ -84,6 +84,7 @@ from dashboard.models import (
     REVIEW_BUCKET_WIDTH,
     REVIEW_BUCKETS,
     OutputBlockRollup,
+    OutputDayRollup,
     OutputRollup,
     QueueAgeSnapshot,
     QueueSnapshot,
@@ -258,7 +259,8 @@ def _recompute(
     hours: Iterable[datetime], rollups: tuple[_Rollup, ...], on_progress=lambda done: None
 ) -> None:
     """Replace the rows of ``hours`` in each of ``rollups`` with a fresh aggregate,
-    HOURS_PER_TRANSACTION hours per transaction."""
+    HOURS_PER_TRANSACTION hours per transaction; for the output rollup, the days those
+    hours fall in too, in the same transaction."""
     ordered = sorted(hours)
     for start in range(0, len(ordered), HOURS_PER_TRANSACTION):
         batch = ordered[start : start + HOURS_PER_TRANSACTION]
@@ -267,7 +269,38 @@ def _recompute(
                 for rollup in rollups:
                     rollup.table.objects.filter(hour__gte=since, hour__lt=until).delete()
                     _insert_select(rollup.table, rollup.source(since, until))
+            if rollups is OUTPUTS:
+                output_days_recompute({hour.astimezone(UTC).date() for hour in batch})
         on_progress(len(batch))
+
+
+def _outputs_by_day(first: date, end: date) -> QuerySet:
+    """OutputRollup of days [first, end) (UTC), summed per day."""
+    return (
+        OutputRollup.objects.filter(hour__gte=_midnight(first), hour__lt=_midnight(end))
+        .order_by()
+        .values(
+            r_day=TruncDate("hour", tzinfo=UTC),
+            r_task_type=F("task_type_id"),
+            r_model=F("model"),
+            r_decision=F("decision"),
+            r_status=F("status"),
+            r_score_bucket=F("score_bucket"),
+        )
+        .annotate(r_outputs=Sum("outputs"), r_score_sum=Sum("score_sum"))
+    )
+
+
+def output_days_recompute(days: set[date]) -> None:
+    """Replace the rows of ``days`` (UTC) in OutputDayRollup with the sums of their hours
+    in OutputRollup."""
+    for first, end in _runs(sorted(days), timedelta(days=1)):
+        OutputDayRollup.objects.filter(day__gte=first, day__lt=end).delete()
+        _insert_select(OutputDayRollup, _outputs_by_day(first, end))
+
+
+def _midnight(day: date) -> datetime:
+    return datetime.combine(day, time(0), tzinfo=UTC)
 
 
 def _blocks_recompute(
@@ -525,6 +558,9 @@ def _span() -> tuple[datetime | None, datetime | None]:
             for table in (OutputBlockRollup, OutputRollup, ReviewRollup, ReviewerRollup)
         ),
     ]
+    # A day row's midnight is enough: recomputing any hour of a day recomputes the day.
+    days = OutputDayRollup.objects.aggregate(first=Min("day"), last=Max("day"))
+    bounds.append({end: day and _midnight(day) for end, day in days.items()})
     firsts = [b["first"] for b in bounds if b["first"] is not None]
     lasts = [b["last"] for b in bounds if b["last"] is not None]
     if not firsts:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 from django.db.models import Max, Min, QuerySet, Sum
 from django.db.models.functions import Trunc, TruncDate
@@ -27,6 +27,7 @@ from dashboard.models import (
     OUTPUT_BUCKET_WIDTH,
     QUEUE_AGE_EDGES_HOURS,
     REVIEW_BUCKET_WIDTH,
+    OutputDayRollup,
     OutputRollup,
     QueueAgeSnapshot,
     QueueSnapshot,
@@ -63,6 +64,52 @@ def _filtered(
     if models:
         rows = rows.filter(model__in=models)
     return rows.order_by()
+
+
+def _outputs_per_day(
+    *,
+    since: datetime,
+    until: datetime,
+    task_types: Sequence[str],
+    models: Sequence[str],
+    keys: Sequence[str],
+) -> list[dict]:
+    """OutputRollup summed per UTC day and ``keys``: [{day, *keys, outputs, score_sum}].
+
+    Whole days come from OutputDayRollup, the hours of a day that the range cuts (at
+    either end) from OutputRollup, so that a month reads one row per day and key rather
+    than twenty-four, and the sums are those of the hours either way."""
+    since = since.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    first_whole = since.date() if since.hour == 0 else since.date() + timedelta(days=1)
+    end_whole = until.astimezone(UTC).date()
+    filters = {"task_types": task_types, "models": models}
+    parts = []
+    if first_whole < end_whole:
+        whole = _filtered(
+            OutputDayRollup, since=first_whole, until=end_whole, time_field="day", **filters
+        )
+        parts.append(whole.values(*keys, "day"))
+        cuts = [(since, _midnight(first_whole)), (_midnight(end_whole), until)]
+    else:
+        cuts = [(since, until)]
+    for cut_since, cut_until in cuts:
+        if cut_since < cut_until:
+            hours = _filtered(OutputRollup, since=cut_since, until=cut_until, **filters)
+            parts.append(hours.values(*keys, day=TruncDate("hour", tzinfo=UTC)))
+    totals: dict[tuple, list] = defaultdict(lambda: [0, 0.0])
+    for part in parts:
+        for row in part.annotate(total=Sum("outputs"), score_total=Sum("score_sum")):
+            total = totals[(row["day"], *(row[key] for key in keys))]
+            total[0] += row["total"]
+            total[1] += row["score_total"]
+    return [
+        {"day": key[0], **dict(zip(keys, key[1:], strict=True)), "outputs": n, "score_sum": sum_}
+        for key, (n, sum_) in sorted(totals.items())
+    ]
+
+
+def _midnight(day: date) -> datetime:
+    return datetime.combine(day, time(0), tzinfo=UTC)
 
 
 def _first_reviews(**filters) -> QuerySet:
@@ -163,15 +210,13 @@ def score_heatmap(
 ) -> list[dict]:
     """Outputs per day (UTC) and score bucket: [{day, lower, upper, count}]
     (dashboard.charts.DayScoreCount)."""
-    rows = (
-        _filtered(OutputRollup, since=since, until=until, task_types=task_types, models=models)
-        .values("score_bucket", day=TruncDate("hour", tzinfo=UTC))
-        .annotate(count=Sum("outputs"))
+    rows = _outputs_per_day(
+        since=since, until=until, task_types=task_types, models=models, keys=["score_bucket"]
     )
     counts: dict = defaultdict(int)
     for row in rows:
         counts[(row["day"], *_edges(row["score_bucket"], OUTPUT_BUCKET_WIDTH, width))] += row[
-            "count"
+            "outputs"
         ]
     return [
         {"day": day, "lower": lower, "upper": upper, "count": n}
@@ -187,17 +232,14 @@ def mean_score_by_day(
     models: Sequence[str] = (),
 ) -> list[dict]:
     """Each model's mean score per day (UTC), exact: [{day, model, mean_score, outputs}]."""
-    rows = (
-        _filtered(OutputRollup, since=since, until=until, task_types=task_types, models=models)
-        .values("model", day=TruncDate("hour", tzinfo=UTC))
-        .annotate(outputs=Sum("outputs"), total=Sum("score_sum"))
-        .order_by("day", "model")
+    rows = _outputs_per_day(
+        since=since, until=until, task_types=task_types, models=models, keys=["model"]
     )
     return [
         {
             "day": r["day"],
             "model": r["model"],
-            "mean_score": r["total"] / r["outputs"],
+            "mean_score": r["score_sum"] / r["outputs"],
             "outputs": r["outputs"],
         }
         for r in rows
@@ -608,16 +650,18 @@ def daily_score_bins(
 ) -> dict[str, dict]:
     """Each task type's outputs per day (UTC) in ten one-point score bins (a 10 in the
     last): {task_type: {day: [10 counts]}}, for the PSI series."""
-    rows = (
-        _filtered(OutputRollup, since=since, until=until, task_types=task_types, models=models)
-        .values("task_type__name", "score_bucket", day=TruncDate("hour", tzinfo=UTC))
-        .annotate(count=Sum("outputs"))
+    rows = _outputs_per_day(
+        since=since,
+        until=until,
+        task_types=task_types,
+        models=models,
+        keys=["task_type__name", "score_bucket"],
     )
     per_bin = round(1.0 / OUTPUT_BUCKET_WIDTH)
     result: dict = defaultdict(lambda: defaultdict(lambda: [0] * _PSI_BINS))
     for row in rows:
         index = min(row["score_bucket"] // per_bin, _PSI_BINS - 1)
-        result[row["task_type__name"]][row["day"]][index] += row["count"]
+        result[row["task_type__name"]][row["day"]][index] += row["outputs"]
     return {name: dict(days) for name, days in result.items()}
 
 

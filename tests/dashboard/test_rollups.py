@@ -20,6 +20,7 @@ from dashboard import rollups
 from dashboard.models import (
     DECISION_TIME_EDGES,
     OutputBlockRollup,
+    OutputDayRollup,
     OutputRollup,
     QueueSnapshotMoment,
     ReviewerRollup,
@@ -62,6 +63,32 @@ def raw_outputs() -> dict:
         counts[key][0] += 1
         counts[key][1] += o.score
     return {key: (n, round(total, 6)) for key, (n, total) in counts.items()}
+
+
+def raw_days() -> dict:
+    counts = defaultdict(lambda: [0, 0.0])
+    for o in Output.objects.only("created_at", "task_type", "model", "decision", "status", "score"):
+        key = (
+            o.created_at.astimezone(UTC).date(),
+            o.task_type_id,
+            o.model,
+            o.decision,
+            o.status,
+            _bucket(o.score, "0.5", 20),
+        )
+        counts[key][0] += 1
+        counts[key][1] += o.score
+    return {key: (n, round(total, 6)) for key, (n, total) in counts.items()}
+
+
+def rolled_days() -> dict:
+    return {
+        (r.day, r.task_type_id, r.model, r.decision, r.status, r.score_bucket): (
+            r.outputs,
+            round(r.score_sum, 6),
+        )
+        for r in OutputDayRollup.objects.all()
+    }
 
 
 def raw_blocks() -> dict:
@@ -177,6 +204,7 @@ def rolled_reviewers() -> dict:
 def assert_rollups_equal_raw() -> None:
     assert rolled_blocks() == raw_blocks()
     assert rolled_outputs() == raw_outputs()
+    assert rolled_days() == raw_days()
     assert rolled_reviews() == raw_reviews()
     assert rolled_reviewers() == raw_reviewers()
     # The filter bar's models: those of the outputs, read from a table of their own.

@@ -42,9 +42,12 @@ def classify():
 
 def outputs(hour, task_type, *, model="model-a", decision="approved", status="approved", **kw):
     fields = {"score_bucket": 16, "outputs": 1, "score_sum": 8.0} | kw
-    return OutputRollup.objects.create(
+    row = OutputRollup.objects.create(
         hour=hour, task_type=task_type, model=model, decision=decision, status=status, **fields
     )
+    # As the refresh does after writing hours: the day's sums follow.
+    rollups.output_days_recompute({hour.astimezone(UTC).date()})
+    return row
 
 
 def reviews(hour, task_type, *, action="approve", bucket=50, n=1, **kw):
@@ -159,6 +162,24 @@ def test_the_heatmap_is_days_by_score_buckets(summarize):
     assert selectors.score_heatmap(**WEEK) == [
         {"day": date(2026, 3, 2), "lower": 2.0, "upper": 2.5, "count": 5},
         {"day": date(2026, 3, 3), "lower": 6.0, "upper": 6.5, "count": 7},
+    ]
+
+
+def test_days_a_range_cuts_count_only_their_hours_in_the_range(summarize):
+    # Whole days are read from the day rollup, the cut ends from the hours: one output in
+    # each of these hours, the range from Monday 10:30 to Wednesday 05:00.
+    for day, hour in [(0, 9), (0, 10), (0, 11), (1, 12), (1, 23), (2, 4), (2, 5)]:
+        outputs(MONDAY + timedelta(days=day, hours=hour), summarize, score_bucket=4)
+
+    rows = selectors.score_heatmap(
+        since=MONDAY + timedelta(hours=10, minutes=30), until=MONDAY + timedelta(days=2, hours=5)
+    )
+
+    # The hour 10:30 falls in counts whole; the range stops before 05:00.
+    assert [(r["day"], r["count"]) for r in rows] == [
+        (date(2026, 3, 2), 2),
+        (date(2026, 3, 3), 2),
+        (date(2026, 3, 4), 1),
     ]
 
 
