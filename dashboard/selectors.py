@@ -145,9 +145,27 @@ def outputs_by_decision_and_status(
 ) -> list[dict]:
     """Outputs created per hour or day, by the gate's decision and their status now (which
     changes when a human decides): [{at, decision, status, count}]."""
+    period = _period(grain)  # refuses an unknown grain
+    if grain == "day":
+        days = _outputs_per_day(
+            since=since,
+            until=until,
+            task_types=task_types,
+            models=models,
+            keys=["decision", "status"],
+        )
+        return [
+            {
+                "at": _midnight(r["day"]),
+                "decision": r["decision"],
+                "status": r["status"],
+                "count": r["outputs"],
+            }
+            for r in days
+        ]
     rows = (
         _filtered(OutputRollup, since=since, until=until, task_types=task_types, models=models)
-        .values("decision", "status", at=_period(grain))
+        .values("decision", "status", at=period)
         .annotate(count=Sum("outputs"))
         .order_by("at", "decision", "status")
     )
