@@ -11,6 +11,8 @@ decides, hours or days after it was created: its row moves from one status to an
 within its created hour, which the refresh recomputes.
 """
 
+from datetime import UTC, date, datetime, time
+
 from django.conf import settings
 from django.db import models
 
@@ -47,7 +49,29 @@ QUEUE_AGE_EDGES_HOURS = (0, 1, 4, 24, 72, 168)
 OUTPUT_BLOCK_SIZE = 5000
 
 
-class OutputBlockRollup(models.Model):
+class OutputCounts(models.Model):
+    """What the output rollups count, per task type, model, decision, status now and score
+    bucket; each adds the time (and block) it counts over."""
+
+    task_type = models.ForeignKey(TaskType, on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=200)
+    decision = models.CharField(max_length=20)
+    status = models.CharField(max_length=20)
+    score_bucket = models.PositiveSmallIntegerField()
+    outputs = models.PositiveIntegerField()
+    # For the mean score of any slice (drift), which buckets only approximate.
+    score_sum = models.FloatField()
+
+    class Meta:
+        abstract = True
+
+
+def day_start(day: date) -> datetime:
+    """The first instant of a UTC day, as the day rollup's hours begin."""
+    return datetime.combine(day, time(0), tzinfo=UTC)
+
+
+class OutputBlockRollup(OutputCounts):
     """The refresh's step between raw outputs and OutputRollup, never read by pages: outputs
     of one block of OUTPUT_BLOCK_SIZE consecutive ids, per created hour, task type, model,
     decision, status and score bucket.
@@ -61,13 +85,6 @@ class OutputBlockRollup(models.Model):
 
     block = models.BigIntegerField()
     hour = models.DateTimeField()
-    task_type = models.ForeignKey(TaskType, on_delete=models.CASCADE, related_name="+")
-    model = models.CharField(max_length=200)
-    decision = models.CharField(max_length=20)
-    status = models.CharField(max_length=20)
-    score_bucket = models.PositiveSmallIntegerField()
-    outputs = models.PositiveIntegerField()
-    score_sum = models.FloatField()
 
     class Meta:
         constraints = [
@@ -103,18 +120,10 @@ class RolledUpModel(models.Model):
         return self.name
 
 
-class OutputRollup(models.Model):
+class OutputRollup(OutputCounts):
     """Outputs created in an hour, per task type, model, decision, status and score bucket."""
 
     hour = models.DateTimeField()
-    task_type = models.ForeignKey(TaskType, on_delete=models.CASCADE, related_name="+")
-    model = models.CharField(max_length=200)
-    decision = models.CharField(max_length=20)
-    status = models.CharField(max_length=20)
-    score_bucket = models.PositiveSmallIntegerField()
-    outputs = models.PositiveIntegerField()
-    # For the mean score of any slice (drift), which buckets only approximate.
-    score_sum = models.FloatField()
 
     class Meta:
         constraints = [
@@ -135,20 +144,13 @@ class OutputRollup(models.Model):
         )
 
 
-class OutputDayRollup(models.Model):
+class OutputDayRollup(OutputCounts):
     """OutputRollup summed over each UTC day: what the charts of days read for the whole
     days of their range (``dashboard.selectors``), so that a month reads thirty rows per
     key, not seven hundred. Written only from OutputRollup, whenever one of the day's
     hours is recomputed."""
 
     day = models.DateField()
-    task_type = models.ForeignKey(TaskType, on_delete=models.CASCADE, related_name="+")
-    model = models.CharField(max_length=200)
-    decision = models.CharField(max_length=20)
-    status = models.CharField(max_length=20)
-    score_bucket = models.PositiveSmallIntegerField()
-    outputs = models.PositiveIntegerField()
-    score_sum = models.FloatField()
 
     class Meta:
         constraints = [

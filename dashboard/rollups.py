@@ -49,7 +49,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from django.db import connection, transaction
 from django.db.models import (
@@ -93,6 +93,7 @@ from dashboard.models import (
     ReviewRollup,
     RolledUpModel,
     RollupCheckpoint,
+    day_start,
 )
 from gating.models import AuditEvent, Output, Review, ReviewItem
 
@@ -277,7 +278,7 @@ def _recompute(
 def _outputs_by_day(first: date, end: date) -> QuerySet:
     """OutputRollup of days [first, end) (UTC), summed per day."""
     return (
-        OutputRollup.objects.filter(hour__gte=_midnight(first), hour__lt=_midnight(end))
+        OutputRollup.objects.filter(hour__gte=day_start(first), hour__lt=day_start(end))
         .order_by()
         .values(
             r_day=TruncDate("hour", tzinfo=UTC),
@@ -297,10 +298,6 @@ def output_days_recompute(days: set[date]) -> None:
     for first, end in _runs(sorted(days), timedelta(days=1)):
         OutputDayRollup.objects.filter(day__gte=first, day__lt=end).delete()
         _insert_select(OutputDayRollup, _outputs_by_day(first, end))
-
-
-def _midnight(day: date) -> datetime:
-    return datetime.combine(day, time(0), tzinfo=UTC)
 
 
 def _blocks_recompute(
@@ -560,7 +557,7 @@ def _span() -> tuple[datetime | None, datetime | None]:
     ]
     # A day row's midnight is enough: recomputing any hour of a day recomputes the day.
     days = OutputDayRollup.objects.aggregate(first=Min("day"), last=Max("day"))
-    bounds.append({end: day and _midnight(day) for end, day in days.items()})
+    bounds.append({end: day and day_start(day) for end, day in days.items()})
     firsts = [b["first"] for b in bounds if b["first"] is not None]
     lasts = [b["last"] for b in bounds if b["last"] is not None]
     if not firsts:

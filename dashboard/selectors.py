@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Sequence
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.db.models import Max, Min, QuerySet, Sum
 from django.db.models.functions import Trunc, TruncDate
@@ -35,6 +35,7 @@ from dashboard.models import (
     ReviewerRollup,
     ReviewRollup,
     RolledUpModel,
+    day_start,
 )
 from gating.models import ReviewItem, TaskType
 
@@ -89,7 +90,7 @@ def _outputs_per_day(
             OutputDayRollup, since=first_whole, until=end_whole, time_field="day", **filters
         )
         parts.append(whole.values(*keys, "day"))
-        cuts = [(since, _midnight(first_whole)), (_midnight(end_whole), until)]
+        cuts = [(since, day_start(first_whole)), (day_start(end_whole), until)]
     else:
         cuts = [(since, until)]
     for cut_since, cut_until in cuts:
@@ -106,10 +107,6 @@ def _outputs_per_day(
         {"day": key[0], **dict(zip(keys, key[1:], strict=True)), "outputs": n, "score_sum": sum_}
         for key, (n, sum_) in sorted(totals.items())
     ]
-
-
-def _midnight(day: date) -> datetime:
-    return datetime.combine(day, time(0), tzinfo=UTC)
 
 
 def _first_reviews(**filters) -> QuerySet:
@@ -156,7 +153,7 @@ def outputs_by_decision_and_status(
         )
         return [
             {
-                "at": _midnight(r["day"]),
+                "at": day_start(r["day"]),
                 "decision": r["decision"],
                 "status": r["status"],
                 "count": r["outputs"],

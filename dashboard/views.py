@@ -5,8 +5,8 @@ from django.shortcuts import render
 from django.views import defaults
 from django.views.decorators.http import require_GET
 
-from dashboard import overview, selectors
-from dashboard.filters import FilterInvalid, filter_parse
+from dashboard import overview
+from dashboard.pages.monitoring import filter_bar
 from gating.models import TaskType
 from gating.roles import Role, user_role
 
@@ -20,22 +20,16 @@ def home(request):
         # through the API, and this page is the reviewers' view of every source.
         return render(request, "dashboard/home.html", {"api_only": True}, status=403)
     task_types = list(TaskType.objects.order_by("name"))
-    known = selectors.filter_choices()
-    try:
-        dashboard_filter = filter_parse(request.GET, **known)
-        error = None
-    except FilterInvalid as exc:
-        dashboard_filter, error = filter_parse({}, **known), exc
+    bar = filter_bar(request.GET)
     context = {
+        **bar,
         "task_types": task_types,
-        "dashboard_filter": dashboard_filter,
-        "filter_error": error,
-        "task_type_names": known["task_types"],
-        "model_names": known["models"],
         "can_download": request.user.has_perm("learning.view_alert"),
-        **overview.overview(dashboard_filter, user=request.user, task_types=task_types),
+        **overview.overview(bar["dashboard_filter"], user=request.user, task_types=task_types),
     }
-    return render(request, "dashboard/home.html", context, status=400 if error else 200)
+    return render(
+        request, "dashboard/home.html", context, status=400 if bar["filter_error"] else 200
+    )
 
 
 @require_GET

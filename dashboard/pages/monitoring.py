@@ -38,21 +38,31 @@ def page_render(
     compose: Callable[[DashboardFilter], dict],
 ) -> HttpResponse:
     """Read the filter bar, compose the page's content under the filter and render it."""
+    bar = filter_bar(request.GET)
+    dashboard_filter = bar["dashboard_filter"]
+    context = {
+        **bar,
+        "csv": csv_links(dashboard_filter) if request.user.has_perm(DOWNLOAD_PERMISSION) else {},
+        **compose(dashboard_filter),
+    }
+    return render(request, template, context, status=400 if bar["filter_error"] else 200)
+
+
+def filter_bar(query) -> dict:
+    """The filter bar read from ``query``, as templates/dashboard/_filter_bar.html takes it:
+    the filter (the default one when a parameter is bad), the error naming that parameter,
+    and the task types and models it offers."""
     known = selectors.filter_choices()
     try:
-        dashboard_filter = filter_parse(request.GET, **known)
-        error = None
+        dashboard_filter, error = filter_parse(query, **known), None
     except FilterInvalid as exc:
         dashboard_filter, error = filter_parse({}, **known), exc
-    context = {
+    return {
         "dashboard_filter": dashboard_filter,
         "filter_error": error,
         "task_type_names": known["task_types"],
         "model_names": known["models"],
-        "csv": csv_links(dashboard_filter) if request.user.has_perm(DOWNLOAD_PERMISSION) else {},
-        **compose(dashboard_filter),
     }
-    return render(request, template, context, status=400 if error else 200)
 
 
 def csv_links(dashboard_filter: DashboardFilter) -> dict[str, str]:

@@ -49,11 +49,13 @@ def _bucket(score: float, width: str, buckets: int) -> int:
     return min(int(Decimal(repr(score)) / Decimal(width)), buckets - 1)
 
 
-def raw_outputs() -> dict:
+def raw_outputs(period=_hour) -> dict:
+    """Outputs per ``period`` of their creation (the hour, or the UTC day), task type,
+    model, decision, status and half-point bucket: (count, score sum)."""
     counts = defaultdict(lambda: [0, 0.0])
     for o in Output.objects.only("created_at", "task_type", "model", "decision", "status", "score"):
         key = (
-            _hour(o.created_at),
+            period(o.created_at),
             o.task_type_id,
             o.model,
             o.decision,
@@ -66,19 +68,7 @@ def raw_outputs() -> dict:
 
 
 def raw_days() -> dict:
-    counts = defaultdict(lambda: [0, 0.0])
-    for o in Output.objects.only("created_at", "task_type", "model", "decision", "status", "score"):
-        key = (
-            o.created_at.astimezone(UTC).date(),
-            o.task_type_id,
-            o.model,
-            o.decision,
-            o.status,
-            _bucket(o.score, "0.5", 20),
-        )
-        counts[key][0] += 1
-        counts[key][1] += o.score
-    return {key: (n, round(total, 6)) for key, (n, total) in counts.items()}
+    return raw_outputs(period=lambda moment: moment.astimezone(UTC).date())
 
 
 def rolled_days() -> dict:
