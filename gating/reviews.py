@@ -110,9 +110,10 @@ def claimable_items(items: QuerySet[ReviewItem], *, reviewer: AbstractUser, now)
             released_at__gt=now - timedelta(seconds=settings.REVIEW_SKIP_COOLDOWN_SECONDS),
         )
         # The kind test sits inside the subquery, not beside it: "first review, or no review
-        # of this output by this reviewer" is an OR that PostgreSQL can only answer by hashing
-        # every review the reviewer ever made, on each claim (300 ms at 250,000 reviews);
-        # inside, it is an anti-join that probes the review index for the few rows scanned.
+        # of this output by this reviewer" is an OR that PostgreSQL answers by hashing every
+        # review the reviewer ever made, on each claim that reaches a second review or an
+        # adjudication (160-400 ms at 242,000 reviews, docs/performance.md); inside, it is
+        # an anti-join that probes the review index for the few rows scanned.
         .exclude(
             Exists(
                 Review.objects.filter(
