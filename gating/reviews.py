@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.db.models.lookups import In
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -95,8 +95,12 @@ def _lease() -> timedelta:
     return timedelta(seconds=settings.REVIEW_LEASE_SECONDS)
 
 
-def claimable_items(items: QuerySet[ReviewItem], *, reviewer: AbstractUser, now) -> QuerySet:
-    """Open items that this reviewer may take now, oldest first.
+def claimable_items(
+    items: QuerySet[ReviewItem], *, reviewer: AbstractUser, now, audits_first: bool = False
+) -> QuerySet:
+    """Open items that this reviewer may take now, oldest first; with ``audits_first``, the
+    audits oldest first and then the rest (``item_open_audits_first`` serves either order
+    in one scan, so a claim stays one locking query).
 
     Not: items under someone's live lease; items this reviewer skipped a moment ago; second
     reviews or adjudications of an output this reviewer already judged; adjudications,
@@ -126,11 +130,43 @@ def claimable_items(items: QuerySet[ReviewItem], *, reviewer: AbstractUser, now)
     )
     if not reviewer.has_perm("gating.adjudicate_items"):
         claimable = claimable.exclude(kind=Kind.ADJUDICATION)
-    return claimable.order_by("queued_at", "id")
+    return claimable.order_by(*(["-is_audit"] if audits_first else []), "queued_at", "id")
 
 
 # What a claimed item's representation reads, fetched with the claim itself.
 CLAIM_RELATED = ("task_type", "output", "output__task_type")
+
+# How far back a reviewer's claims count towards their audit share.
+AUDIT_SHARE_WINDOW = timedelta(hours=1)
+
+
+def audit_due(reviewer: AbstractUser, *, now) -> bool:
+    """Whether the reviewer's next claim takes the oldest open audit first: audits are under
+    REVIEW_AUDIT_SHARE of their claims in the last AUDIT_SHARE_WINDOW, this one included.
+
+    With share s, a reviewer's claims then go audit, held, held, held, audit, … (s = 0.25)
+    for as long as audits are open: of every n claims, about s·n are audits. Counting this
+    claim (the + 1) makes the rule defined on an empty hour (an audit first) and makes
+    s = 1 mean always and s = 0 never.
+
+    The count is the reviewer's own, not the whole team's:
+    - A reviewer holds one item at a time, so their claims come one after another and each
+      sees the one before it. Team-wide counts read by many claimers at once would all show
+      the same shortfall, and every one of them would take an audit.
+    - It reads the reviewer's last hour through ``item_claims_by_time`` (a few dozen rows
+      at a person's pace), however busy the team is.
+    - Each reviewer giving s of their claims to audits gives the team's capacity the same.
+    A skip clears ``claimed_by``, so an audit skipped does not count as one taken; an item
+    whose lapsed lease went to someone else counts for the one who holds it now. Whatever
+    this answers, the claim itself stays ``FOR UPDATE SKIP LOCKED``: no item twice.
+    """
+    share = settings.REVIEW_AUDIT_SHARE
+    if share in (0.0, 1.0):
+        return share == 1.0
+    recent = ReviewItem.objects.filter(
+        claimed_by=reviewer, claimed_at__gt=now - AUDIT_SHARE_WINDOW, claimed_at__lte=now
+    ).aggregate(claims=Count("id"), audits=Count("id", filter=Q(is_audit=True)))
+    return recent["audits"] < share * (recent["claims"] + 1)
 
 
 def item_held_by(reviewer: AbstractUser, *, now) -> ReviewItem | None:
@@ -147,7 +183,8 @@ def item_held_by(reviewer: AbstractUser, *, now) -> ReviewItem | None:
 def item_claim(
     *, reviewer: AbstractUser, items: QuerySet[ReviewItem] | None = None, now=None
 ) -> ReviewItem | None:
-    """Give the reviewer the oldest claimable item under a fresh lease, or None.
+    """Give the reviewer the oldest claimable item under a fresh lease, or None; the oldest
+    audit first while the reviewer is short of the audit share (``audit_due``).
 
     A reviewer holds one item at a time: while a lease is live, claiming again renews and
     returns that item, so a reloaded page or a double click never strands a claim.
@@ -158,8 +195,9 @@ def item_claim(
         item = item_held_by(reviewer, now=now)
         previous_holder = item.claimed_by_id if item else None
         if item is None:
+            audits_first = audit_due(reviewer, now=now)
             item = (
-                claimable_items(items, reviewer=reviewer, now=now)
+                claimable_items(items, reviewer=reviewer, now=now, audits_first=audits_first)
                 .select_related(*CLAIM_RELATED)
                 .select_for_update(skip_locked=True, of=("self",))
                 .first()

@@ -99,7 +99,8 @@ def _queue_response(request, template: str):
 @page_for("gating.review_items")
 @require_POST
 def queue_next(request):
-    """Claim the oldest item matching the posted filters and open it (or the one held)."""
+    """Claim the next item matching the posted filters (``reviews.item_claim``: the oldest,
+    or the oldest audit for the audit share) and open it, or open the one held."""
     filterset = _queue_filter(request.POST)
     filters = _filter_params(request.POST)
     if not filterset.is_valid():

@@ -10,6 +10,7 @@ import secrets
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -26,6 +27,17 @@ def _demo_secret_key() -> str:
         key_file.write_text(secrets.token_urlsafe(50))
         key_file.chmod(0o600)
     return key_file.read_text().strip()
+
+
+def _share(name: str, default: float) -> float:
+    """A share in [0, 1] from the environment: anything else stops the start, naming it."""
+    try:
+        value = env.float(name, default=default)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 <= value <= 1.0:
+        raise ImproperlyConfigured(f"{name} must be a number from 0 to 1, not {env.str(name)!r}.")
+    return value
 
 
 SECRET_KEY = env.str("SECRET_KEY", default="") or _demo_secret_key()
@@ -149,6 +161,11 @@ REVIEW_REJECT_REASONS = env.list(
     "REVIEW_REJECT_REASONS",
     default=["factual_error", "hallucination", "unsafe", "off_task", "formatting", "other"],
 )
+# The share of review capacity kept for audits (docs/review-queue.md): a claim takes the
+# oldest open audit first while audits are under this share of the reviewer's claims of
+# the last hour. Audits are the only evidence about what the gate delivered, and oldest
+# first would leave them behind any backlog of held outputs.
+REVIEW_AUDIT_SHARE = _share("REVIEW_AUDIT_SHARE", default=0.25)
 # A bulk decision over more outputs than this is refused: narrow the filter.
 BULK_DECISION_LIMIT = env.int("BULK_DECISION_LIMIT", default=10_000)
 
@@ -236,6 +253,9 @@ CYCLE_RESUME_AFTER_SECONDS = env.float("CYCLE_RESUME_AFTER_SECONDS", default=120
 LEARNING_MIN_VERDICTS = env.int("LEARNING_MIN_VERDICTS", default=50)
 LEARNING_MAX_WEIGHT_STEP = env.float("LEARNING_MAX_WEIGHT_STEP", default=0.1)
 LEARNING_WEIGHT_FLOOR = env.float("LEARNING_WEIGHT_FLOOR", default=0.05)
+# Bootstrap refits of the label model per thresholds run, whose spread widens the bound: at
+# least 2 / delta - 1 (39 at delta = 0.05) for the label model's share of delta.
+LEARNING_LABEL_REPLICATES = env.int("LEARNING_LABEL_REPLICATES", default=39)
 LEARNING_RELIABILITY_PRIOR = env.float("LEARNING_RELIABILITY_PRIOR", default=0.7)
 LEARNING_RELIABILITY_PRIOR_STRENGTH = env.float("LEARNING_RELIABILITY_PRIOR_STRENGTH", default=20.0)
 # Where alert links point: the site's own address, for emails and webhooks.

@@ -108,8 +108,9 @@ def queue_summary(request):
 @extend_schema(
     summary="Claim the next item (or get the one you hold)",
     description="Takes the oldest open item matching the filters (in the query string, or "
-    "in the body as the pages' forms send them) under a lease of REVIEW_LEASE_SECONDS. "
-    "While you hold a live lease, claiming again returns that item.",
+    "in the body as the pages' forms send them) under a lease of REVIEW_LEASE_SECONDS; the "
+    "oldest audit instead while audits are under REVIEW_AUDIT_SHARE of your claims of the "
+    "last hour. While you hold a live lease, claiming again returns that item.",
     parameters=_FILTER_PARAMS,
     request=QueueFilters,
     responses={200: ClaimedItem, 204: OpenApiResponse(description="Nothing left to claim.")},

@@ -91,6 +91,19 @@ class ReviewItem(models.Model):
                 name="item_open_claims",
                 condition=Q(state="open") & Q(claimed_by__isnull=False),
             ),
+            # The claim's scan while the reviewer is short of the audit share: the oldest
+            # open audit, then (with none left to them) the oldest item, in one index scan.
+            models.Index(
+                fields=["-is_audit", "queued_at", "id"],
+                name="item_open_audits_first",
+                condition=Q(state="open"),
+            ),
+            # A reviewer's claims of the last hour, which the audit share counts on each claim.
+            models.Index(
+                fields=["claimed_by", "claimed_at"],
+                name="item_claims_by_time",
+                condition=Q(claimed_by__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:

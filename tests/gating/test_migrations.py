@@ -20,3 +20,24 @@ def test_the_open_adjudications_index_is_built_and_dropped_concurrently(requires
     with connection.cursor() as cursor:
         constraints = connection.introspection.get_constraints(cursor, ReviewItem._meta.db_table)
     assert constraints["item_open_adjudications"]["columns"] == ["queued_at", "id"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_audit_share_indexes_are_built_and_dropped_concurrently(requires_postgres, capsys):
+    call_command("sqlmigrate", "gating", "0012")
+    forwards = capsys.readouterr().out
+    call_command("sqlmigrate", "gating", "0012", backwards=True)
+    backwards = capsys.readouterr().out
+
+    for name in _AUDIT_SHARE:
+        assert f'CREATE INDEX CONCURRENTLY "{name}"' in forwards
+        assert f'DROP INDEX CONCURRENTLY IF EXISTS "{name}"' in backwards
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, ReviewItem._meta.db_table)
+    assert {name: constraints[name]["columns"] for name in _AUDIT_SHARE} == _AUDIT_SHARE
+
+
+_AUDIT_SHARE = {
+    "item_open_audits_first": ["is_audit", "queued_at", "id"],
+    "item_claims_by_time": ["claimed_by_id", "claimed_at"],
+}
