@@ -418,8 +418,8 @@ class ReviewItemAdmin(ReadOnlyAdmin):
 
 @admin.register(Review)
 class ReviewAdmin(ReadOnlyAdmin):
-    list_display = ["decided_at", "reviewer", "action", "reason", "is_bulk", "output"]
-    list_filter = ["action", "is_bulk", "reason"]
+    list_display = ["decided_at", "reviewer", "action", "style_only", "reason", "is_bulk", "output"]
+    list_filter = ["action", "style_only", "is_bulk", "reason"]
     list_select_related = ["reviewer", "output"]
     search_fields = ["output__external_id", "reviewer__username"]
     raw_id_fields = ["output", "item"]

@@ -281,6 +281,8 @@ class DecisionInput:
     edited_output: str | None = None
     reason: str = ""
     note: str = ""
+    # A modify of taste: the output was fine (docs/review-queue.md).
+    style_only: bool = False
 
 
 def _check_decision(decision: DecisionInput, original: str) -> None:
@@ -298,6 +300,8 @@ def _check_decision(decision: DecisionInput, original: str) -> None:
             raise DecisionInvalid("output", "Must differ from the original output to modify it.")
     elif decision.edited_output is not None:
         raise DecisionInvalid("output", "Only a modify decision takes an edited output.")
+    if decision.style_only and decision.action != Action.MODIFY:
+        raise DecisionInvalid("style_only", "Only a modify decision can be style only.")
     reasons = settings.REVIEW_REJECT_REASONS
     if decision.action == Action.REJECT and decision.reason not in reasons:
         raise DecisionInvalid("reason", f"A reject needs one of: {', '.join(reasons)}.")
@@ -387,6 +391,7 @@ def _reviews_store(decided: list[tuple]) -> list[Review]:
                 reviewer=reviewer,
                 action=decision.action,
                 edited_output=decision.edited_output,
+                style_only=decision.style_only,
                 reason=decision.reason,
                 note=decision.note,
                 decided_at=at,
@@ -429,6 +434,7 @@ def _review_summary(review: Review) -> dict:
     return {
         "action": review.action,
         "edited_output": review.edited_output,
+        "style_only": review.style_only,
         "reason": review.reason,
         "note": review.note,
         "is_bulk": review.is_bulk,

@@ -176,6 +176,7 @@ def queue_decision(request, item_id: int):
             edited_output=data.get("output"),
             reason=data["reason"],
             note=data["note"],
+            style_only=data["style_only"],
         ),
     )
     return Response(ReviewResult.of(review), status=status.HTTP_201_CREATED)

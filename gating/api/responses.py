@@ -172,6 +172,9 @@ class ReviewResult(ResponseModel):
     reviewer: str
     action: Review.Action
     output: str | None = Field(description="The modified text; null unless modified.")
+    style_only: bool = Field(
+        description="A modification of taste: the output was fine. False unless modified."
+    )
     reason: str
     note: str
     is_bulk: bool
@@ -186,6 +189,7 @@ class ReviewResult(ResponseModel):
             reviewer=review.reviewer.username,
             action=review.action,
             output=review.edited_output,
+            style_only=review.style_only,
             reason=review.reason,
             note=review.note,
             is_bulk=review.is_bulk,

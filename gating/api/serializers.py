@@ -6,12 +6,19 @@ from gating.models import Review, TaskType
 
 
 class DecisionSerializer(StrictSerializer):
-    """approve; modify with the edited output; or reject with a reason code. A note is
-    optional with each."""
+    """approve; modify with the edited output, marked style_only if the output was fine;
+    or reject with a reason code. A note is optional with each."""
 
     action = serializers.ChoiceField(choices=Review.Action.choices)
     output = serializers.CharField(
         required=False, allow_blank=True, trim_whitespace=False, max_length=200_000
+    )
+    style_only = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Modify only: the output was fine and the edit is a matter of taste, so "
+        "the learning cycles do not count it as an error. True with any other action is "
+        "refused.",
     )
     reason = serializers.CharField(required=False, allow_blank=True, max_length=50, default="")
     note = serializers.CharField(required=False, allow_blank=True, max_length=5_000, default="")

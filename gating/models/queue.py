@@ -163,6 +163,9 @@ class Review(models.Model):
     edited_output = models.TextField(null=True, blank=True)  # noqa: DJ001
     reason = models.CharField(max_length=50, blank=True)
     note = models.TextField(blank=True)
+    # A modification the reviewer marked as taste: the output was fine as it was, so the
+    # learning cycles do not count it as an error. Only ever set on a modify.
+    style_only = models.BooleanField(default=False)
     # Bulk decisions are one lead's call on many outputs, not independent judgments: the
     # learning cycles leave them out.
     is_bulk = models.BooleanField(default=False)
@@ -180,6 +183,10 @@ class Review(models.Model):
                 name="review_modify_has_text",
                 condition=Q(action="modify", edited_output__isnull=False)
                 | (~Q(action="modify") & Q(edited_output__isnull=True)),
+            ),
+            models.CheckConstraint(
+                name="review_style_only_is_modify",
+                condition=Q(style_only=False) | Q(action="modify"),
             ),
         ]
 

@@ -126,6 +126,7 @@ def test_a_reviewer_approves_modifies_and_rejects_with_the_keyboard(
     edit = "Revenue grew 4% on the quarter.\nCosts fell. Checked by a human."
     modification = by_output[edited.pk]
     assert (modification.action, modification.edited_output) == (Review.Action.MODIFY, edit)
+    assert modification.style_only is False
     assert edited.status == Output.Status.MODIFIED
     assert edited.final_output_text == edit
 
@@ -138,6 +139,35 @@ def test_a_reviewer_approves_modifies_and_rejects_with_the_keyboard(
     )
     assert rejected.status == Output.Status.REJECTED
     assert rejected.final_output_text is None
+
+
+def test_a_modification_is_marked_style_only_from_the_keyboard(page, problems, reviewer, hold):
+    hold(output="Revenue grew 4% on the quarter.")
+    style_only = page.get_by_label("Style only: the output was fine")
+
+    log_in(page, reviewer)
+    page.goto("/queue/")
+    _open_next_item(page, "n", after=page.url)
+
+    # m, edit, Tab to the box, Space ticks it, Ctrl+Enter saves from there.
+    page.keyboard.press("m")
+    page.keyboard.press("Control+End")
+    page.keyboard.type(" Nicely put.")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "modify-style-only"
+    expect(style_only).not_to_be_checked()
+    page.keyboard.press("Space")
+    expect(style_only).to_be_checked()
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url(re.compile(r"/queue/$"))
+
+    review = Review.objects.get()
+    assert (review.action, review.edited_output, review.style_only) == (
+        Review.Action.MODIFY,
+        "Revenue grew 4% on the quarter. Nicely put.",
+        True,
+    )
+    _nothing_ran(page, problems)
 
 
 def test_skip_gives_the_item_back_and_opens_the_next(page, problems, reviewer, hold):
