@@ -23,21 +23,30 @@ def test_the_open_adjudications_index_is_built_and_dropped_concurrently(requires
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_audit_share_indexes_are_built_and_dropped_concurrently(requires_postgres, capsys):
-    call_command("sqlmigrate", "gating", "0012")
+@pytest.mark.parametrize(
+    ("migration", "indexes"),
+    [
+        (
+            "0012_audit_share_indexes",
+            {
+                "item_open_audits_first": ["is_audit", "queued_at", "id"],
+                "item_claims_by_time": ["claimed_by_id", "claimed_at"],
+            },
+        ),
+        ("0013_audits_by_time_index", {"item_audits_by_time": ["queued_at"]}),
+    ],
+)
+def test_the_audit_indexes_are_built_and_dropped_concurrently(
+    requires_postgres, capsys, migration, indexes
+):
+    call_command("sqlmigrate", "gating", migration)
     forwards = capsys.readouterr().out
-    call_command("sqlmigrate", "gating", "0012", backwards=True)
+    call_command("sqlmigrate", "gating", migration, backwards=True)
     backwards = capsys.readouterr().out
 
-    for name in _AUDIT_SHARE:
+    for name in indexes:
         assert f'CREATE INDEX CONCURRENTLY "{name}"' in forwards
         assert f'DROP INDEX CONCURRENTLY IF EXISTS "{name}"' in backwards
     with connection.cursor() as cursor:
         constraints = connection.introspection.get_constraints(cursor, ReviewItem._meta.db_table)
-    assert {name: constraints[name]["columns"] for name in _AUDIT_SHARE} == _AUDIT_SHARE
-
-
-_AUDIT_SHARE = {
-    "item_open_audits_first": ["is_audit", "queued_at", "id"],
-    "item_claims_by_time": ["claimed_by_id", "claimed_at"],
-}
+    assert {name: constraints[name]["columns"] for name in indexes} == indexes
