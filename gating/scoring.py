@@ -13,6 +13,8 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import NamedTuple
 
+import numpy as np
+
 SCORER_NAME = "adr0003-v1"
 
 SCORE_MIN = 0.0
@@ -278,6 +280,36 @@ def score_output(
         impacts=impacts,
         reasons=reasons,
     )
+
+
+def scores_many(
+    *,
+    reported: np.ndarray,
+    passed: np.ndarray,
+    weights: np.ndarray,
+    is_fact_check: np.ndarray,
+    input_clarity: np.ndarray,
+    coherence: np.ndarray,
+    requires_fact_check: np.ndarray,
+    bonus: np.ndarray | float = 0.0,
+) -> np.ndarray:
+    """``score_output``'s score for many outputs at once, in numpy: the learning cycles
+    rescore a window's judged outputs whenever the validator weights change.
+
+    One column per validator: ``reported[i, j]`` and ``passed[i, j]`` say whether output i
+    reported validator j and whether it passed; ``weights[j]`` and ``is_fact_check[j]``
+    describe validator j. ``bonus`` is each output's task accuracy bonus (its pair's
+    ``task_accuracy_bonus``)."""
+    counted = reported * np.asarray(weights, dtype=float)
+    total = counted.sum(axis=1)
+    earned = (counted * passed).sum(axis=1)
+    fraction = np.divide(earned, total, out=np.zeros_like(total), where=total > 0)
+    base = base_score(fraction, np.asarray(input_clarity), np.asarray(coherence))
+    fact_check_failed = (reported & ~passed & np.asarray(is_fact_check, dtype=bool)).any(axis=1)
+    penalty = np.where(
+        np.asarray(requires_fact_check, dtype=bool) & fact_check_failed, HALLUCINATION_PENALTY, 0.0
+    )
+    return np.clip(base * (1 + np.asarray(bonus) - penalty), SCORE_MIN, SCORE_MAX)
 
 
 def _threshold_reason(score: float, decision: Decision, review_t: float, approve_t: float) -> str:

@@ -480,7 +480,9 @@ SETTING_RANGES: dict[str, tuple[float, float]] = {
     "double_review_rate": (0.0, 1.0),
     # An error level of 0 can never be certified, and a loose one certifies anything.
     "alpha_approve": (0.001, 0.5),
+    "alpha_bad": (0.001, 0.5),
     "alpha_warning": (0.001, 0.9),
+    "audit_rate_budget": (0.0, 1.0),
     "delta": (0.001, 0.5),
 }
 _WHOLE_NUMBERS = frozenset({"cold_start_reviews"})

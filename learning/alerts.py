@@ -24,7 +24,7 @@ from gating import reviews, webhooks
 from gating.models import AuditEvent, Output, Review, ReviewItem, TaskType
 from gating.roles import Role
 from learning import selectors
-from learning.models import Alert
+from learning.models import Alert, ThresholdChange
 from learning.statistics import drift, importance
 
 Rule = Alert.Rule
@@ -37,6 +37,9 @@ PSI_LIMIT = 0.25
 PSI_MIN_OUTPUTS = 30
 SUBJECT_MAX = 200
 RELIEF_AFTER = timedelta(days=7)
+# A threshold found not attainable this many runs in a row raises its alert: one run can
+# be a bad window; two (a day apart at most) are a pattern.
+NOT_ATTAINABLE_RUNS = 2
 
 
 @dataclass(frozen=True)
@@ -199,7 +202,72 @@ def score_shift(now: datetime) -> list[Finding]:
     return findings
 
 
-RULES = (backlog, threshold_drift, validator_accuracy, score_shift)
+def threshold_evidence(now: datetime) -> list[Finding]:
+    """Per task type under the guarded policy, from its approve threshold's latest
+    thresholds runs: "insufficient evidence" while it is underpowered, and "not attainable"
+    once it has been so NOT_ATTAINABLE_RUNS runs in a row. A task type no run has assessed
+    yet is not measured."""
+    findings = []
+    for task_type in TaskType.objects.filter(
+        threshold_policy=TaskType.ThresholdPolicy.GUARDED
+    ).order_by("name"):
+        latest, runs = selectors.approve_history(task_type.pk)
+        if latest is None:
+            continue
+        link = alert_page_path(Rule.INSUFFICIENT_EVIDENCE, task_type.name)
+        evidence = latest.evidence or {}
+        most = (evidence.get("most_data") or {}).get("edit") or {}
+        needed = evidence.get("needed_effective_n")
+        findings.append(
+            Finding(
+                rule=Rule.INSUFFICIENT_EVIDENCE,
+                subject=task_type.name,
+                firing=latest.state == ThresholdChange.State.UNDERPOWERED,
+                value=most.get("effective_n"),
+                limit=needed or 0.0,
+                message=f"The approve threshold of {task_type.name} is underpowered: "
+                f"{latest.reason} Its audit rate is {task_type.audit_rate_approved:g} "
+                f"(budget {task_type.audit_rate_budget:g}).",
+                link=link,
+            )
+        )
+        best = _best_certifiable(evidence)
+        findings.append(
+            Finding(
+                rule=Rule.NOT_ATTAINABLE,
+                subject=task_type.name,
+                firing=latest.state == ThresholdChange.State.NOT_ATTAINABLE
+                and runs >= NOT_ATTAINABLE_RUNS,
+                value=best[0] if best else None,
+                limit=task_type.alpha_approve,
+                message=f"No approve threshold of {task_type.name} can be certified with "
+                f"P(edit or bad) <= {task_type.alpha_approve:g} and P(bad) <= "
+                f"{task_type.alpha_bad:g} ({runs} runs in a row): "
+                + (
+                    f"the best certifiable error is {best[0]:.4f} at threshold {best[1]:g}. "
+                    if best
+                    else "no error below 1 can be certified. "
+                )
+                + f"The threshold is held at {task_type.approve_threshold:g} with its guarantee "
+                "suspended: choose between no auto-approval (pin the approve threshold at "
+                "10) and keeping it as it is.",
+                link=link,
+            )
+        )
+    return findings
+
+
+def _best_certifiable(evidence: dict) -> tuple[float, float] | None:
+    """(error, threshold) of the budget whose best certifiable error is furthest from
+    reach: the edit budget's, or the bad budget's where only that one fails."""
+    found = [b for b in (evidence.get("best_edit"), evidence.get("best_bad")) if b]
+    if not found:
+        return None
+    worst = max(found, key=lambda b: b["threshold"])
+    return worst["error"], worst["threshold"]
+
+
+RULES = (backlog, threshold_drift, validator_accuracy, score_shift, threshold_evidence)
 
 
 # The dashboard page that shows what raised each rule's alert, and the range (a preset of
@@ -215,6 +283,9 @@ ALERT_PAGES: dict[str, tuple[str, str | None]] = {
     Rule.VALIDATOR_ACCURACY: ("/dashboard/validators/", "30d"),
     # The last 24 hours against the 7 days before them.
     Rule.SCORE_SHIFT: ("/dashboard/drift/", "30d"),
+    # The thresholds' history with their states.
+    Rule.INSUFFICIENT_EVIDENCE: ("/dashboard/drift/", "30d"),
+    Rule.NOT_ATTAINABLE: ("/dashboard/drift/", "30d"),
 }
 
 

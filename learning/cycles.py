@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Avg, F, Max
@@ -24,7 +25,7 @@ from django.utils import timezone
 from gating import services
 from gating.models import Output, TaskType, Validator
 from gating.outbox import outbox_enqueue
-from learning import alerts, selectors
+from learning import alerts, evidence, selectors
 from learning.models import (
     CycleRun,
     PairAgreement,
@@ -34,7 +35,7 @@ from learning.models import (
     ValidatorAssessment,
 )
 from learning.services import CYCLE_TASK
-from learning.statistics import agreement, importance, thresholds, tiers
+from learning.statistics import agreement, importance, thresholds, tiers, weights
 
 log = logging.getLogger(__name__)
 Kind = CycleRun.Kind
@@ -189,69 +190,62 @@ def _record_failure(kind: Kind, start: datetime, end: datetime, exc: Exception) 
 # --------------------------------------------------------------------------- validators
 
 
-def _weight(verdict: selectors.Verdict, reliability: dict[int, float]) -> float:
-    """An audit stands for 1 / p outputs like it; a reliable reviewer counts for more. A
-    reviewer the agreement cycle has not assessed yet counts as a new one would (the
-    prior); before any assessment, everyone counts 1."""
-    default = settings.LEARNING_RELIABILITY_PRIOR if reliability else 1.0
-    return reliability.get(verdict.reviewer_id, default) / verdict.inclusion_probability
-
-
 def _validators_cycle(run: CycleRun):
-    reliability = selectors.reviewer_weights()
-    by_task_type = selectors.verdicts_by_task_type(
-        since=run.window_start, until=run.window_end, with_validators=True
-    )
+    """Each validator's weight moves toward its coefficient in a logistic model of the
+    label model's P(needs an edit or bad): how much a failure says, not how often it
+    matters. The Shapley importance is kept beside it, as the explanation."""
+    found = evidence.judged_evidence(since=run.window_start, until=run.window_end)
     validators_of: dict[int, dict[str, Validator]] = defaultdict(dict)
-    for v in Validator.objects.filter(task_type__in=by_task_type):
+    for v in Validator.objects.filter(task_type__in=found.by_task_type):
         validators_of[v.task_type_id][v.name] = v
     counts = {"task_types": 0, "verdicts": 0, "reweighted": 0}
     changes = []
     assessments = []
     edits = []
-    for task_type in TaskType.objects.filter(pk__in=by_task_type):
-        verdicts = by_task_type[task_type.pk]
+    for task_type in TaskType.objects.filter(pk__in=found.by_task_type):
+        own = found.by_task_type[task_type.pk]
         validators = validators_of[task_type.pk]
-        names = tuple(sorted(validators))
+        names = own.validator_names
+        n = len(own.rows)
         counts["task_types"] += 1
-        counts["verdicts"] += len(verdicts)
-        if len(verdicts) < settings.LEARNING_MIN_VERDICTS or not names:
+        counts["verdicts"] += n
+        if n < settings.LEARNING_MIN_VERDICTS or not names:
             changes.append(
                 {
                     "task_type": task_type.name,
-                    "held": f"{len(verdicts)} verdicts; the cycle needs "
+                    "held": f"{n} verdicts; the cycle needs "
                     f"{settings.LEARNING_MIN_VERDICTS} to reweight.",
                 }
             )
             continue
-        if len(names) > importance.MAX_EXACT:
-            changes.append(
-                {
-                    "task_type": task_type.name,
-                    "held": f"{len(names)} validators; exact importance takes at most "
-                    f"{importance.MAX_EXACT}.",
-                }
-            )
-            continue
-        pattern_counts = selectors.pattern_counts(
-            verdicts, names, lambda v: _weight(v, reliability)
+        errors = weights.error_evidence(
+            names, own.failed, found.error_probability(task_type.pk), found.weights_of(task_type.pk)
         )
-        accuracy = importance.validator_accuracy(pattern_counts)
-        found = importance.validator_importance(pattern_counts)
-        new = importance.next_weights(
-            {n: validators[n].weight for n in names},
-            found,
+        update = weights.weight_update(
+            {name: validators[name].weight for name in names},
+            errors,
+            min_verdicts=settings.LEARNING_MIN_VERDICTS,
             max_step=settings.LEARNING_MAX_WEIGHT_STEP,
             floor=settings.LEARNING_WEIGHT_FLOOR,
         )
+        explained = errors.as_pattern_counts()
+        accuracy = importance.validator_accuracy(explained)
+        found_importance = (
+            importance.validator_importance(explained)
+            if len(names) <= importance.MAX_EXACT
+            else dict.fromkeys(names)
+        )
+        new = update.weights
         for name in names:
             assessments.append(
                 ValidatorAssessment(
                     cycle=run,
                     validator=validators[name],
-                    n=len(verdicts),
+                    n=n,
                     accuracy=accuracy[name],
-                    importance=found[name],
+                    importance=found_importance[name],
+                    coefficient=update.coefficients.get(name),
+                    held=update.held.get(name, ""),
                     old_weight=validators[name].weight,
                     new_weight=new[name],
                 )
@@ -264,7 +258,7 @@ def _validators_cycle(run: CycleRun):
                     "validator": name,
                     "old": validators[name].weight,
                     "new": weight,
-                    "importance": round(found[name], 6),
+                    "coefficient": round(update.coefficients[name], 6),
                 }
             )
         counts["reweighted"] += len(moved)
@@ -273,7 +267,8 @@ def _validators_cycle(run: CycleRun):
                 services.GateSettingsEdit(
                     task_type,
                     weights=moved,
-                    reason=f"Moved toward each validator's importance in {len(verdicts)} verdicts.",
+                    reason=f"Moved toward each validator's log odds ratio of error in {n} "
+                    "verdicts (the label model's P(needs an edit or bad)).",
                     context={"cycle": run.pk},
                 )
             )
@@ -295,39 +290,41 @@ def _gate_settings_change(run: CycleRun, edits: list[services.GateSettingsEdit])
 
 
 def _thresholds_cycle(run: CycleRun):
-    reliability = selectors.reviewer_weights()
-    by_task_type = selectors.verdicts_by_task_type(since=run.window_start, until=run.window_end)
+    now = run.window_end
+    found = None
     counts = {"task_types": 0, "verdicts": 0, "moved": 0}
     changes = []
     records = []
     edits = []
-    now = run.window_end
     # Locked as the gate settings service locks them, which lets new outputs in meanwhile.
     for task_type in TaskType.objects.select_for_update(no_key=True).order_by("pk"):
-        verdicts = by_task_type.get(task_type.pk, [])
         counts["task_types"] += 1
-        counts["verdicts"] += len(verdicts)
         if task_type.threshold_policy == TaskType.ThresholdPolicy.ADR0003:
             recent = [
                 thresholds.Judged(v.score, v.approved_unchanged)
-                for v in verdicts
-                if not v.is_audit and v.decided_at >= now - ADR_WINDOW
+                for v in selectors.verdicts_by_task_type(since=now - ADR_WINDOW, until=now).get(
+                    task_type.pk, []
+                )
+                if not v.is_audit
             ]
+            counts["verdicts"] += len(recent)
             proposals = thresholds.adr0003(
                 recent, review=task_type.review_threshold, approve=task_type.approve_threshold
             )
+            audit_rate = task_type.audit_rate_approved
         else:
-            judged = [
-                thresholds.Judged(v.score, v.approved_unchanged, _weight(v, reliability))
-                for v in verdicts
-            ]
-            proposals = thresholds.guarded(
-                judged,
-                review=task_type.review_threshold,
-                approve=task_type.approve_threshold,
-                alpha_approve=task_type.alpha_approve,
-                alpha_warning=task_type.alpha_warning,
-                delta=task_type.delta,
+            if found is None:
+                found = evidence.judged_evidence(
+                    since=run.window_start,
+                    until=now,
+                    replicates=settings.LEARNING_LABEL_REPLICATES,
+                    seed=run.pk,
+                )
+            proposals, audit_rate = _guarded(task_type, found)
+            counts["verdicts"] += (
+                len(found.by_task_type[task_type.pk].rows)
+                if task_type.pk in found.by_task_type
+                else 0
             )
         final = thresholds.constrain(
             proposals,
@@ -340,15 +337,36 @@ def _thresholds_cycle(run: CycleRun):
         moved = [final[w] for w in ("review", "approve") if final[w].new != final[w].old]
         counts["moved"] += len(moved)
         changes += [
-            {"task_type": task_type.name, "threshold": p.which, "old": p.old, "new": p.new}
+            {
+                "task_type": task_type.name,
+                "threshold": p.which,
+                "old": p.old,
+                "new": p.new,
+                "state": str(p.state),
+            }
             for p in moved
         ]
-        if moved:
+        updates = {f"{p.which}_threshold": p.new for p in moved}
+        reasons = [f"{p.which.capitalize()}: {p.reason}" for p in moved]
+        if audit_rate != task_type.audit_rate_approved:
+            updates["audit_rate_approved"] = audit_rate
+            reasons.append(
+                f"Audits of auto-approved outputs raised to {audit_rate:g} (the budget), "
+                "while the approve threshold is underpowered."
+            )
+            changes.append(
+                {
+                    "task_type": task_type.name,
+                    "audit_rate_approved": audit_rate,
+                    "old": task_type.audit_rate_approved,
+                }
+            )
+        if updates:
             edits.append(
                 services.GateSettingsEdit(
                     task_type,
-                    changes={f"{p.which}_threshold": p.new for p in moved},
-                    reason=" ".join(f"{p.which.capitalize()}: {p.reason}" for p in moved),
+                    changes=updates,
+                    reason=" ".join(reasons),
                     context={"cycle": run.pk, "policy": task_type.threshold_policy},
                 )
             )
@@ -357,30 +375,73 @@ def _thresholds_cycle(run: CycleRun):
     return counts, changes
 
 
+def _guarded(task_type: TaskType, found: evidence.JudgedEvidence):
+    """The guarded policy's proposals for one task type, and the audit rate to use next."""
+    budgets = thresholds.Budgets(
+        alpha_bad=task_type.alpha_bad,
+        alpha_edit=task_type.alpha_approve,
+        alpha_warning=task_type.alpha_warning,
+        delta=task_type.delta,
+    )
+    last_certified = selectors.last_certified_approve(task_type.pk)
+    if task_type.pk not in found.by_task_type:
+        window = thresholds.Window(*(np.zeros(0),) * 4)
+    else:
+        window = found.window(task_type.pk)
+    proposals = thresholds.guarded(
+        window,
+        review=task_type.review_threshold,
+        approve=task_type.approve_threshold,
+        budgets=budgets,
+        last_certified=last_certified,
+    )
+    approve = next(p for p in proposals if p.which == "approve")
+    audit_rate = thresholds.audit_rate(
+        approve.state, task_type.audit_rate_approved, budget=task_type.audit_rate_budget
+    )
+    return proposals, audit_rate
+
+
 def _threshold_records(run: CycleRun, task_type: TaskType, final: dict) -> list[ThresholdChange]:
     """The cycle's decision on each threshold of the task type, moved or held, with its
-    evidence."""
+    state and evidence."""
     rows = []
     for which in ("review", "approve"):
         p = final[which]
-        passed = (p.evidence or {}).get("passed") or {}
+        shown = _shown_evidence(which, p.evidence)
         rows.append(
             ThresholdChange(
                 cycle=run,
                 task_type=task_type,
                 which=which,
                 policy=task_type.threshold_policy,
+                state=str(p.state),
                 old_value=p.old,
                 new_value=p.new,
-                n=passed.get("n", p.evidence.get("n", 0)) if p.evidence else 0,
-                not_approved=passed.get("not_approved"),
-                bound=passed.get("bound"),
+                n=shown.get("n") or 0,
+                not_approved=shown.get("estimate"),
+                bound=shown.get("bound"),
                 reason=p.reason,
                 evidence=p.evidence,
                 at=run.window_end,
             )
         )
     return rows
+
+
+def _shown_evidence(which: str, evidence: dict) -> dict:
+    """The figures a threshold's history shows: for the approve threshold, the P(edit or
+    bad) at the certified candidate (or the one that stopped the search, or the one with
+    the most data); for the review threshold, the warning band's P(bad); for ADR-0003's
+    rule, its count."""
+    if not evidence:
+        return {}
+    if "rate" in evidence:  # ADR-0003
+        return {"n": evidence["n"], "estimate": None, "bound": None}
+    if which == "review":
+        return evidence.get("band") or {}
+    at = evidence.get("certified") or evidence.get("stopped_at") or evidence.get("most_data")
+    return (at or {}).get("edit") or {}
 
 
 # --------------------------------------------------------------------------- tiers

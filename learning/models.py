@@ -77,6 +77,10 @@ class ValidatorAssessment(models.Model):
     n = models.PositiveIntegerField()
     accuracy = models.FloatField(null=True)
     importance = models.FloatField(null=True)
+    # The log odds ratio of error, failed against passed, in the cycle's logistic model;
+    # None where the weight held (``held`` says why).
+    coefficient = models.FloatField(null=True)
+    held = models.CharField(max_length=200, blank=True)
     old_weight = models.FloatField()
     new_weight = models.FloatField()
 
@@ -97,12 +101,20 @@ class ThresholdChange(models.Model):
         REVIEW = "review", "Review"
         APPROVE = "approve", "Approve"
 
+    class State(models.TextChoices):
+        """The guarded policy's finding (docs/learning.md); blank for ADR-0003's rule."""
+
+        CERTIFIED = "certified", "Certified"
+        UNDERPOWERED = "underpowered", "Underpowered"
+        NOT_ATTAINABLE = "not_attainable", "Not attainable"
+
     cycle = models.ForeignKey(CycleRun, on_delete=models.CASCADE, related_name="thresholds")
     task_type = models.ForeignKey(
         "gating.TaskType", on_delete=models.CASCADE, related_name="threshold_changes"
     )
     which = models.CharField(max_length=10, choices=Which.choices)
     policy = models.CharField(max_length=20)
+    state = models.CharField(max_length=20, choices=State.choices, blank=True)
     old_value = models.FloatField()
     new_value = models.FloatField()
     n = models.PositiveIntegerField(default=0)
@@ -189,6 +201,8 @@ class Alert(models.Model):
         THRESHOLD_DRIFT = "threshold_drift", "Threshold drift"
         VALIDATOR_ACCURACY = "validator_accuracy", "Validator accuracy drop"
         SCORE_SHIFT = "score_shift", "Score distribution shift"
+        INSUFFICIENT_EVIDENCE = "insufficient_evidence", "Insufficient evidence"
+        NOT_ATTAINABLE = "not_attainable", "Error budget not attainable"
 
     class State(models.TextChoices):
         OPEN = "open", "Open"

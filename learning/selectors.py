@@ -9,8 +9,8 @@ from datetime import datetime
 
 from django.db.models import Exists, OuterRef
 
-from gating.models import Review, ReviewItem
-from learning.models import CycleRun, ReviewerReliability, TierAssessment
+from gating.models import Review, ReviewItem, TaskType
+from learning.models import CycleRun, ReviewerReliability, ThresholdChange, TierAssessment
 from learning.statistics import importance
 
 APPROVE = Review.Action.APPROVE
@@ -32,6 +32,10 @@ class Verdict:
     inclusion_probability: float
     is_audit: bool
     decided_at: datetime
+    decision: str = ""
+    input_clarity: float = 0.0
+    coherence: float = 0.0
+    requires_fact_check: bool = False
 
     @property
     def approved_unchanged(self) -> bool:
@@ -72,9 +76,13 @@ def verdicts(*, since: datetime, until: datetime, with_validators: bool = True) 
         "inclusion_probability": "item__inclusion_probability",
         "is_audit": "item__is_audit",
         "decided_at": "decided_at",
+        "decision": "output__decision",
     }
     if with_validators:
         columns["validator_results"] = "output__validator_results"
+        columns["input_clarity"] = "output__input_clarity"
+        columns["coherence"] = "output__coherence"
+        columns["requires_fact_check"] = "output__requires_fact_check"
     last: dict[int, tuple] = {}
     for row in reviews.values_list(*columns.values()):
         last[row[0]] = row  # later rounds overwrite earlier ones
@@ -124,6 +132,126 @@ def judgments(*, since: datetime, until: datetime) -> list[tuple[int, int, str]]
         .order_by("id")
         .values_list("output_id", "reviewer_id", "action")
     )
+
+
+def last_certified_approve(task_type_id: int) -> float | None:
+    """The approve threshold the last certified thresholds run set for the task type."""
+    return (
+        ThresholdChange.objects.filter(
+            task_type_id=task_type_id,
+            which=ThresholdChange.Which.APPROVE,
+            state=ThresholdChange.State.CERTIFIED,
+        )
+        .order_by("-at")
+        .values_list("new_value", flat=True)
+        .first()
+    )
+
+
+def approve_history(task_type_id: int) -> tuple[ThresholdChange | None, int]:
+    """The approve threshold's latest thresholds-run record for the task type, and how many
+    runs in a row (up to 50) ended in its state."""
+    latest = list(
+        ThresholdChange.objects.filter(
+            task_type_id=task_type_id, which=ThresholdChange.Which.APPROVE
+        ).order_by("-at")[:50]
+    )
+    if not latest:
+        return None, 0
+    run = 1
+    while run < len(latest) and latest[run].state == latest[0].state:
+        run += 1
+    return latest[0], run
+
+
+@dataclass(frozen=True)
+class ThresholdState:
+    """Where one threshold of a task type stands after the latest thresholds run."""
+
+    task_type: str
+    which: str
+    value: float
+    state: str  # certified, underpowered, not_attainable; blank under ADR-0003's rule
+    guarantee: str
+    reason: str
+    at: datetime | None
+    runs_in_a_row: int
+    best_certifiable_error: float | None
+    best_certifiable_threshold: float | None
+
+
+def _guarantee(state: str, which: str, last_certified: float | None) -> str:
+    """What the threshold's budget amounts to now, in a few words."""
+    if state == ThresholdChange.State.CERTIFIED:
+        return "holds"
+    if state == ThresholdChange.State.NOT_ATTAINABLE:
+        return "suspended" if which == ThresholdChange.Which.APPROVE else "not met: all held"
+    if state == ThresholdChange.State.UNDERPOWERED:
+        if which == ThresholdChange.Which.REVIEW or last_certified is None:
+            return "not shown: uncertified"
+        return "not shown now: the last certified value is kept"
+    return "none (ADR-0003 rule)"
+
+
+def threshold_states() -> list[ThresholdState]:
+    """Per task type, each threshold's value, state and reason from its latest thresholds
+    run ("not assessed yet" before the first), with how many runs in a row ended in that
+    state, and, for the approve threshold, the best certifiable error."""
+    states = []
+    for task_type in TaskType.objects.order_by("name"):
+        for which in ThresholdChange.Which:
+            rows = list(
+                ThresholdChange.objects.filter(task_type=task_type, which=which).order_by(
+                    "-at", "-id"
+                )[:50]
+            )
+            value = getattr(task_type, f"{which}_threshold")
+            if not rows:
+                states.append(
+                    ThresholdState(
+                        task_type.name,
+                        which,
+                        value,
+                        "",
+                        "uncertified",
+                        "Not assessed yet.",
+                        None,
+                        0,
+                        None,
+                        None,
+                    )
+                )
+                continue
+            latest = rows[0]
+            run = 1
+            while run < len(rows) and rows[run].state == latest.state:
+                run += 1
+            best = [
+                b
+                for b in ((latest.evidence or {}).get(k) for k in ("best_edit", "best_bad"))
+                if isinstance(b, dict)
+            ]
+            worst = max(best, key=lambda b: b["threshold"]) if best else None
+            last_certified = (
+                last_certified_approve(task_type.pk)
+                if which == ThresholdChange.Which.APPROVE
+                else None
+            )
+            states.append(
+                ThresholdState(
+                    task_type=task_type.name,
+                    which=which,
+                    value=value,
+                    state=latest.state,
+                    guarantee=_guarantee(latest.state, which, last_certified),
+                    reason=latest.reason,
+                    at=latest.at,
+                    runs_in_a_row=run,
+                    best_certifiable_error=worst["error"] if worst else None,
+                    best_certifiable_threshold=worst["threshold"] if worst else None,
+                )
+            )
+    return states
 
 
 def reviewer_weights() -> dict[int, float]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dashboard import charts
 from dashboard.filters import DashboardFilter
 from dashboard.pages.monitoring import chart, monitoring_page, page_render
+from learning import selectors as learning_selectors
 from learning.alerts import PSI_LIMIT
 
 
@@ -25,4 +26,9 @@ def drift_content(f: DashboardFilter) -> dict:
         "model_scores": chart("model-scores", charts.model_score_chart, f),
         "psi": chart("psi", charts.psi_chart, f, alert_level=PSI_LIMIT),
         "psi_limit": PSI_LIMIT,
+        "threshold_states": [
+            s
+            for s in learning_selectors.threshold_states()
+            if not f.task_types or s.task_type in f.task_types
+        ],
     }

@@ -30,6 +30,7 @@ from gating.services import (
     weight_problem,
 )
 from gating.views import page_for
+from learning import selectors as learning_selectors
 from learning.models import CycleRun
 from learning.services import cycle_queue
 
@@ -39,9 +40,11 @@ NUMBERS = (
     "review_threshold",
     "approve_threshold",
     "alpha_approve",
+    "alpha_bad",
     "alpha_warning",
     "delta",
     "audit_rate_approved",
+    "audit_rate_budget",
     "audit_rate_warning",
     "double_review_rate",
     "cold_start_reviews",
@@ -51,10 +54,12 @@ SWITCHES = ("review_threshold_pinned", "approve_threshold_pinned")
 LABELS = {
     "review_threshold": "Review below",
     "approve_threshold": "Approve from",
-    "alpha_approve": "α, auto-approved (largest share a reviewer would not approve)",
-    "alpha_warning": "α, warning and above",
+    "alpha_approve": "α, auto-approved: largest share that truly needs an edit or is bad",
+    "alpha_bad": "α, auto-approved: largest share that is truly bad",
+    "alpha_warning": "α, warnings: largest share that is truly bad",
     "delta": "δ (chance a threshold's bound is wrong)",
     "audit_rate_approved": "Audit rate of auto-approved outputs",
+    "audit_rate_budget": "Audit budget: the highest rate the cycles may set when underpowered",
     "audit_rate_warning": "Audit rate of warnings",
     "double_review_rate": "Second-review rate",
     "cold_start_reviews": "Cold start: human reviews before the gate stops holding everything",
@@ -136,6 +141,9 @@ def _context(f: DashboardFilter, task_type: TaskType | None, known: dict, **extr
             (name, LABELS[name], values[name], problems.get(name)) for name in SWITCHES
         ]
         context["policy"] = (values["threshold_policy"], problems.get("threshold_policy"))
+        context["threshold_states"] = [
+            s for s in learning_selectors.threshold_states() if s.task_type == task_type.name
+        ]
         context["weight_fields"] = [
             (
                 f"{_WEIGHT}{v.name}",

@@ -66,8 +66,10 @@ class TaskTypeSerializer(StrictModelSerializer):
             "audit_rate_approved",
             "audit_rate_warning",
             "double_review_rate",
+            "audit_rate_budget",
             "threshold_policy",
             "alpha_approve",
+            "alpha_bad",
             "alpha_warning",
             "delta",
             "review_threshold_pinned",
@@ -97,7 +99,9 @@ class TaskTypeSerializer(StrictModelSerializer):
     audit_rate_approved = _setting("audit_rate_approved")
     audit_rate_warning = _setting("audit_rate_warning")
     double_review_rate = _setting("double_review_rate")
+    audit_rate_budget = _setting("audit_rate_budget")
     alpha_approve = _setting("alpha_approve")
+    alpha_bad = _setting("alpha_bad")
     alpha_warning = _setting("alpha_warning")
     delta = _setting("delta")
     reason = serializers.CharField(

@@ -26,6 +26,12 @@ class TaskType(models.Model):
     audit_rate_approved = models.FloatField(default=0.02, validators=_RATE_RANGE)
     audit_rate_warning = models.FloatField(default=0.10, validators=_RATE_RANGE)
     double_review_rate = models.FloatField(default=0.10, validators=_RATE_RANGE)
+    audit_rate_budget = models.FloatField(
+        default=0.25,
+        validators=_RATE_RANGE,
+        help_text="The highest audit rate of auto-approved outputs the learning cycles may set "
+        "while the approve threshold is underpowered.",
+    )
 
     # How the learning cycles move the thresholds (docs/learning.md).
     class ThresholdPolicy(models.TextChoices):
@@ -38,12 +44,17 @@ class TaskType(models.Model):
     alpha_approve = models.FloatField(
         default=0.05,
         validators=_LEVEL_RANGE,
-        help_text="Largest share of auto-approved outputs a human would not approve unchanged.",
+        help_text="Largest share of auto-approved outputs that truly need an edit or are bad.",
+    )
+    alpha_bad = models.FloatField(
+        default=0.01,
+        validators=_LEVEL_RANGE,
+        help_text="Largest share of auto-approved outputs that are truly bad.",
     )
     alpha_warning = models.FloatField(
         default=0.25,
         validators=_LEVEL_RANGE,
-        help_text="The same, for everything at or above the review threshold.",
+        help_text="Largest share of warnings (delivered, flagged) that are truly bad.",
     )
     delta = models.FloatField(
         default=0.05,

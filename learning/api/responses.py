@@ -29,3 +29,27 @@ class Routing(ResponseModel):
 
 class RoutingAdvice(RootModel[list[Routing]]):
     """Per task type, from the latest tiers cycle that succeeded; empty before the first."""
+
+
+class ThresholdStateAnswer(ResponseModel):
+    task_type: str
+    which: str = Field(description="review or approve")
+    value: float = Field(description="The threshold in force.")
+    state: str = Field(
+        description="The latest thresholds run's finding: certified, underpowered or "
+        "not_attainable; blank under ADR-0003's rule or before the first run."
+    )
+    guarantee: str = Field(description="What the error budget amounts to now.")
+    reason: str
+    at: datetime | None = Field(description="The end of the latest run's window.")
+    runs_in_a_row: int = Field(description="Latest runs in a row with this state.")
+    best_certifiable_error: float | None = Field(
+        description="Approve threshold: the smallest error budget that could be certified."
+    )
+    best_certifiable_threshold: float | None = Field(
+        description="Approve threshold: the threshold it would be certified at."
+    )
+
+
+class ThresholdStates(RootModel[list[ThresholdStateAnswer]]):
+    """Per task type, each threshold's state after the latest thresholds run."""

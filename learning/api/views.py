@@ -9,7 +9,7 @@ from gating.api.permissions import require_perm
 from gating.api.responses import RENDERERS, Detail
 from gating.api.strict import StrictSerializer
 from learning import alerts, selectors
-from learning.api.responses import RoutingAdvice
+from learning.api.responses import RoutingAdvice, ThresholdStates
 from learning.models import Alert
 
 
@@ -25,6 +25,21 @@ from learning.models import Alert
 @renderer_classes(RENDERERS)
 def routing(request):
     return Response(RoutingAdvice(selectors.routing_advice()))
+
+
+@extend_schema(
+    summary="Threshold states",
+    description="Per task type, the review and approve thresholds in force, the latest "
+    "thresholds run's state (certified, underpowered, not attainable), what the error "
+    "budget amounts to now, the reason, and for the approve threshold the best certifiable "
+    "error (docs/learning.md).",
+    responses={200: ThresholdStates},
+)
+@api_view(["GET"])
+@permission_classes([IsAuthenticated, require_perm("gating.view_tasktype")])
+@renderer_classes(RENDERERS)
+def threshold_states(request):
+    return Response(ThresholdStates([vars(state) for state in selectors.threshold_states()]))
 
 
 class AlertSerializer(serializers.ModelSerializer):

@@ -21,7 +21,9 @@ Assumptions.
 * A2, bounded weights. 1 <= w_i <= c, with c = ``max_weight``: the design's largest weight
   (1 / the smallest audit rate). Left out, c is the largest weight among the judged outputs
   given, which is right whenever at least one output of the most sparsely audited stratum
-  was judged.
+  was judged; in the search, each candidate then has its own c, the largest weight among
+  the judged outputs scoring at least it (the outputs above a high threshold are all
+  audited at one rate, and a sparser stratum lower down would otherwise widen their bound).
 * A3, the loss. What is bounded is the traffic mean of the losses as the label model gives
   them; it is the traffic's error rate in so far as the label model is calibrated. Its
   estimation uncertainty is covered only by the bootstrap widening, and only as well as the
@@ -97,7 +99,10 @@ Three outcomes:
 * underpowered: no candidate is testable, or the first testable one failed although both
   estimates are within budget (more verdicts could pass it);
 * not attainable: at the first testable candidate some estimate is at or above its budget;
-  the bound always exceeds the estimate, so no amount of data like this would pass it.
+  the bound always exceeds the estimate, so no amount of data like this would pass it. With
+  no candidate testable against the tighter budget (a very small one needs thousands of
+  outputs), the highest candidate with data enough for the looser budget is looked at the
+  same way.
 
 Every outcome also reports, per budget, the best certifiable error: the smallest budget at
 which that budget's search alone would certify a threshold, and the lowest threshold it
@@ -217,24 +222,31 @@ def _ratio_bounds(
     n: np.ndarray,
     weight_sum: np.ndarray,
     weighted_loss_sum: np.ndarray,
-    max_weight: float,
+    max_weight: float | np.ndarray,
     delta_sampling: float,
 ) -> np.ndarray:
-    """The sampling bound of the module docstring for many samples at once (broadcast)."""
-    n, weight_sum, weighted_loss_sum = np.broadcast_arrays(
-        np.asarray(n, float), np.asarray(weight_sum, float), np.asarray(weighted_loss_sum, float)
+    """The sampling bound of the module docstring for many samples at once (broadcast),
+    each with its own largest weight c where ``max_weight`` is an array."""
+    n, weight_sum, weighted_loss_sum, c = np.broadcast_arrays(
+        np.asarray(n, float),
+        np.asarray(weight_sum, float),
+        np.asarray(weighted_loss_sum, float),
+        np.asarray(max_weight, float),
     )
-    delta_num, delta_den = _sampling_shares(delta_sampling, max_weight)
-    upper_x = _hoeffding_bentkus(weighted_loss_sum / max_weight, n, delta_num)
-    if delta_den == 0.0:
-        lower_mean_weight = np.ones(n.shape)
-    else:
-        # sum(Y) = (c n - sum(w)) / (c - 1); clipped because c n - sum(w) can round below 0.
-        y_sum = np.clip((max_weight * n - weight_sum) / (max_weight - 1), 0.0, n)
-        upper_y = _hoeffding_bentkus(y_sum, n, delta_den)
-        # E[w] >= 1 always, since no inclusion probability exceeds 1.
-        lower_mean_weight = np.maximum(1.0, max_weight - (max_weight - 1) * upper_y)
-    return np.minimum(1.0, max_weight * upper_x / lower_mean_weight)
+    unit = c == 1.0
+    share, _ = _sampling_shares(delta_sampling, 2.0)
+    upper_x = np.where(
+        unit,
+        _hoeffding_bentkus(weighted_loss_sum / c, n, delta_sampling),
+        _hoeffding_bentkus(weighted_loss_sum / c, n, share),
+    )
+    # sum(Y) = (c n - sum(w)) / (c - 1); clipped because c n - sum(w) can round below 0.
+    spread = np.where(unit, 1.0, c - 1)
+    y_sum = np.clip((c * n - weight_sum) / spread, 0.0, n)
+    upper_y = _hoeffding_bentkus(y_sum, n, delta_sampling - share)
+    # E[w] >= 1 always, since no inclusion probability exceeds 1; known to be 1 when c = 1.
+    lower_mean_weight = np.where(unit, 1.0, np.maximum(1.0, c - (c - 1) * upper_y))
+    return np.minimum(1.0, c * upper_x / lower_mean_weight)
 
 
 def _share(weighted_loss_sum: float, weight_sum: float) -> float:
@@ -276,6 +288,11 @@ def _split_delta(delta: float, with_replicates: bool) -> tuple[float, float]:
     if not with_replicates:
         return delta, 0.0
     return (1 - LABEL_MODEL_SHARE) * delta, LABEL_MODEL_SHARE * delta
+
+
+def sampling_delta(delta: float, with_replicates: bool) -> float:
+    """The share of delta a bound spends on sampling, the rest going to the label model."""
+    return _split_delta(delta, with_replicates)[0]
 
 
 @dataclass(frozen=True)
@@ -405,7 +422,9 @@ class Certification:
     delta: float
     needed_effective_n: float  # the effective sample a candidate needs to be tested
     certified: ThresholdEvidence | None  # the evidence at ``threshold``
-    stopped_at: ThresholdEvidence | None  # the first tested candidate that failed
+    # The first tested candidate that failed; with none testable, the highest one with data
+    # enough for the looser budget, where that shows the budgets out of reach.
+    stopped_at: ThresholdEvidence | None
     best_bad: BestCertifiable | None
     best_edit: BestCertifiable | None
     candidates: tuple[ThresholdEvidence, ...]
@@ -449,6 +468,11 @@ class _Tails:
         # with score >= threshold; an output below the bottom counts for none.
         self.bins = np.searchsorted(-thresholds, -score, side="left")
         self.weight = weight
+        if top_weight is None:
+            # Each candidate's own largest weight, among the outputs scoring at least it.
+            per_bin = np.ones(self.size + 1)
+            np.maximum.at(per_bin, self.bins, weight)
+            top_weight = np.maximum.accumulate(per_bin[: self.size])
         self.top_weight = top_weight
         self.delta_sampling = delta_sampling
         self.delta_label = delta_label
@@ -523,6 +547,7 @@ def certify_approve_threshold(
     max_weight: float | None = None,
     top: float = GRID_TOP,
     bottom: float = GRID_BOTTOM,
+    headroom: float = 1.0,
 ) -> Certification:
     """Learn-then-Test in fixed sequence (Angelopoulos, Bates et al. 2021) over the grid from
     ``top`` down, against both budgets; see the module docstring for the guarantee."""
@@ -540,12 +565,12 @@ def certify_approve_threshold(
     with_replicates = replicates_bad is not None
     rep_bad = _as_replicates(replicates_bad, len(score)) if with_replicates else None
     rep_edit = _as_replicates(replicates_edit, len(score)) if with_replicates else None
-    top_weight = _top_weight(weight, max_weight)
+    top_weight = None if max_weight is None else _top_weight(weight, max_weight)
     delta_sampling, delta_label = _split_delta(delta, with_replicates)
 
     thresholds = grid(top, bottom)
     tails = _Tails(thresholds, score, weight, top_weight, delta_sampling, delta_label)
-    needed = minimum_effective_sample(min(alpha_bad, alpha_edit), delta_sampling)
+    needed = minimum_effective_sample(min(alpha_bad, alpha_edit) / headroom, delta_sampling)
     bad_bounds = tails.bounds(bad, rep_bad)
     edit_bounds = tails.bounds(edit, rep_edit)
     candidates = tuple(
@@ -572,6 +597,13 @@ def certify_approve_threshold(
             break
         certified = candidate
 
+    if certified is None and stopped_at is None:
+        # Nothing testable against the tighter budget: the highest candidate with enough
+        # data for the looser one can still show that the budgets are out of reach.
+        looser = minimum_effective_sample(max(alpha_bad, alpha_edit), delta_sampling)
+        probe = next((c for c in candidates if c.effective_n >= looser), None)
+        if probe is not None and probe.beyond_reach:
+            stopped_at = probe
     if certified is not None:
         state = State.CERTIFIED
     elif stopped_at is not None and stopped_at.beyond_reach:

@@ -1,21 +1,20 @@
 """Threshold policies: where the gate's review and approve thresholds should be.
 
-Pure functions over judged outputs: (score, approved unchanged?, weight).
+Pure functions over a window of judged outputs (numpy arrays, no ORM).
 
-``guarded`` (the default) gives a stated guarantee. For the approve threshold it looks for
-the lowest t such that, among outputs scoring at least t, the share a human would not
-approve unchanged is at most alpha, with confidence 1 - delta:
+``guarded`` (the default) reads the label model's losses, not raw verdicts:
 
-* The share above t is estimated from every judged output scoring at least t, each
-  weighted by 1 / its inclusion probability (a held output is always reviewed, p = 1; an
-  auto-approved one is audited at the task type's rate), so strata sampled at different
-  rates count in proportion to the traffic they stand for.
-* Its one-sided (1 - delta) Clopper-Pearson upper bound is computed on the effective
-  sample size of those weights (Kish), with the weighted count of failures.
-* Candidates are tested in a fixed sequence, from the top of the grid down, and the
-  search stops at the first candidate whose bound exceeds alpha (Learn-then-Test: testing
-  in a fixed order, each at level delta, controls the chance of wrongly passing any of
-  them at delta without a multiplicity correction).
+* The approve threshold is certified by ``certify.certify_approve_threshold``: the lowest
+  threshold at which the traffic's P(bad) and P(needs an edit or bad) are both bounded by
+  their budgets with confidence 1 - delta. Its state (certified, underpowered, not
+  attainable) decides the move (``certify.smoothed_move``): tighten at once, loosen by
+  at most a step, hold on weak or bad evidence, never climb quietly.
+* The review threshold follows the warning band's own budget: warnings are delivered, so
+  among outputs scoring in [review, approve) the traffic's P(bad) must be bounded by
+  ``alpha_warning``. Over budget, the review threshold rises at once to the lowest value
+  whose band is within it; within budget, it comes down one step only where the outputs
+  just below it, the ones a step would deliver, are themselves within budget. So a clean
+  tail far below never pulls the threshold down through the bad outputs above it.
 
 ``adr0003`` is ADR-0003's rule as written, kept for comparison: over the last 48 hours'
 reviews, if more than 90 % were approved with a score above the review threshold, raise
@@ -24,202 +23,281 @@ the review threshold by 0.1.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.stats import beta
 
-GRID_STEP = 0.1
-TOP = 10.0
-MAX_STEP = 0.1
+from learning.statistics import certify
+
+State = certify.State
+GRID_STEP = certify.GRID_STEP
+TOP = certify.GRID_TOP
+MAX_STEP = certify.MAX_STEP
 # Keep review below approve by at least this much.
 MIN_GAP = 0.1
+# Lowering the review threshold delivers the outputs just below it as warnings: this is how
+# far below it they are looked at, wide enough to hold a few dozen held outputs.
+RELEASE_SLICE = 0.5
+ADR_RATE = 0.9
+TESTABLE_HEADROOM = 2.0
 
 
 @dataclass(frozen=True)
 class Judged:
-    """A judged output. ``weight`` is 1 / its inclusion probability, times the deciding
-    reviewer's reliability where the cycles weight reviewers."""
+    """A judged output as ADR-0003's rule reads it."""
 
     score: float
     approved_unchanged: bool
-    weight: float = 1.0
 
 
-@dataclass(frozen=True)
-class Evidence:
-    threshold: float
-    n: int  # judged outputs scoring at least the threshold
-    effective_n: float
-    not_approved: float  # weighted share x effective n: the failure count the bound uses
-    bound: float | None  # the (1 - delta) upper bound on the not-approved share
+@dataclass(frozen=True, eq=False)
+class Window:
+    """One task type's judged outputs in a cycle's window, as the guarded policy reads them.
 
-    def as_dict(self) -> dict:
-        return {
-            "threshold": self.threshold,
-            "n": self.n,
-            "effective_n": round(self.effective_n, 2),
-            "not_approved": round(self.not_approved, 2),
-            "bound": None if self.bound is None else round(self.bound, 4),
-        }
+    ``scores`` are rescored with the current validator weights; ``weights`` are 1 / each
+    output's achieved inclusion probability; the losses are the label model's P(bad) and
+    P(needs an edit or bad), and the replicates their bootstrap copies, shape (B, n).
+    ``max_weight`` is the design's largest weight, 1 / the smallest audit rate in force."""
 
+    scores: np.ndarray
+    weights: np.ndarray
+    loss_bad: np.ndarray
+    loss_edit: np.ndarray
+    replicates_bad: np.ndarray | None = None
+    replicates_edit: np.ndarray | None = None
+    max_weight: float | None = None
 
-def clopper_pearson_upper(failures: float, n: float, delta: float) -> float:
-    """One-sided (1 - delta) upper confidence bound on a binomial proportion."""
-    if n <= 0:
-        return 1.0
-    if failures >= n:
-        return 1.0
-    return float(beta.ppf(1 - delta, failures + 1, n - failures))
+    def __post_init__(self) -> None:
+        n = len(self.scores)
+        columns = (self.weights, self.loss_bad, self.loss_edit)
+        if any(len(column) != n for column in columns):
+            raise ValueError("scores, weights and losses must have one entry per judged output")
 
-
-class _Tails:
-    """Cumulative weights of the judged outputs from the top score down, so that the
-    evidence for any threshold is a lookup: the search tests a hundred thresholds on up
-    to a hundred thousand verdicts."""
-
-    def __init__(self, judged: Sequence[Judged]):
-        ordered = sorted(judged, key=lambda j: j.score, reverse=True)
-        self.negated_scores = np.array([-j.score for j in ordered])
-        weights = np.array([j.weight for j in ordered], dtype=float)
-        failed = np.array([not j.approved_unchanged for j in ordered], dtype=float)
-        self.w = np.cumsum(weights)
-        self.w2 = np.cumsum(weights**2)
-        self.wf = np.cumsum(weights * failed)
-
-    def at(self, threshold: float, delta: float) -> Evidence:
-        n = int(np.searchsorted(self.negated_scores, -threshold, side="right"))
-        if n == 0:
-            return Evidence(threshold, 0, 0.0, 0.0, None)
-        w, w2, wf = self.w[n - 1], self.w2[n - 1], self.wf[n - 1]
-        effective_n = float(w**2 / w2)
-        failures = float(wf / w) * effective_n
-        return Evidence(
-            threshold=threshold,
-            n=n,
-            effective_n=effective_n,
-            not_approved=failures,
-            bound=clopper_pearson_upper(failures, effective_n, delta),
+    def where(self, mask: np.ndarray) -> Window:
+        """The judged outputs picked by ``mask``."""
+        return Window(
+            scores=self.scores[mask],
+            weights=self.weights[mask],
+            loss_bad=self.loss_bad[mask],
+            loss_edit=self.loss_edit[mask],
+            replicates_bad=None if self.replicates_bad is None else self.replicates_bad[:, mask],
+            replicates_edit=None if self.replicates_edit is None else self.replicates_edit[:, mask],
+            max_weight=self.max_weight,
         )
 
 
-def evidence_at(judged: Sequence[Judged], threshold: float, delta: float) -> Evidence:
-    """The judged outputs scoring at least ``threshold``: their count, Kish effective size,
-    weighted failures and the (1 - delta) upper bound on the not-approved share."""
-    return _Tails(judged).at(threshold, delta)
-
-
 @dataclass(frozen=True)
-class Search:
-    """The lowest threshold whose bound passed (None if even the top one failed), with
-    the evidence at that threshold and at the first one that failed."""
-
-    threshold: float | None
-    passed: Evidence | None
-    failed: Evidence | None
-
-
-def lowest_safe_threshold(
-    judged: Sequence[Judged], *, alpha: float, delta: float, top: float = 10.0, bottom: float = 0.0
-) -> Search:
-    """Learn-then-Test in fixed sequence from ``top`` down to ``bottom`` in GRID_STEP steps."""
-    last_short = None
-    passed = None
-    needed = minimum_sample(alpha, delta)
-    tails = _Tails(judged)
-    steps = round((top - bottom) / GRID_STEP)
-    for i in range(steps + 1):
-        t = round(top - i * GRID_STEP, 1)
-        evidence = tails.at(t, delta)
-        if evidence.effective_n < needed:
-            # Too few outputs score this high for even a clean record to pass: testing here
-            # would only end the sequence. Which thresholds are skipped depends on the
-            # scores alone, never on the verdicts, so the guarantee still holds.
-            last_short = evidence
-            continue
-        if evidence.bound > alpha:
-            return Search(passed.threshold if passed else None, passed, evidence)
-        passed = evidence
-    if passed is None:
-        return Search(None, None, last_short)
-    return Search(passed.threshold, passed, None)
-
-
-def minimum_sample(alpha: float, delta: float) -> int:
-    """The fewest judged outputs with no failure at all whose bound is at most alpha."""
-    if not (0 < alpha < 1 and 0 < delta < 1):
-        raise ValueError(f"alpha and delta must be strictly between 0 and 1, not {alpha}, {delta}")
-    return int(np.ceil(np.log(delta) / np.log(1 - alpha)))
-
-
-def step_toward(current: float, target: float, *, max_step: float = MAX_STEP) -> float:
-    return round(current + max(-max_step, min(max_step, target - current)), 4)
+class Budgets:
+    alpha_bad: float = certify.DEFAULT_ALPHA_BAD
+    alpha_edit: float = certify.DEFAULT_ALPHA_EDIT
+    alpha_warning: float = 0.25
+    delta: float = certify.DEFAULT_DELTA
 
 
 @dataclass(frozen=True)
 class Proposal:
-    """Where one threshold should go this cycle, and why."""
+    """Where one threshold should go this cycle, its state, and why."""
 
     which: str  # "review" or "approve"
     old: float
     new: float
     reason: str
-    evidence: dict
+    evidence: dict = field(default_factory=dict)
+    state: str = ""
 
 
 def guarded(
-    judged: Sequence[Judged],
+    window: Window,
     *,
     review: float,
     approve: float,
-    alpha_approve: float,
-    alpha_warning: float,
-    delta: float,
+    budgets: Budgets,
+    last_certified: float | None,
+    max_step: float = MAX_STEP,
 ) -> list[Proposal]:
     """The guarded policy's proposals for both thresholds (before pins and the gap rule)."""
-    proposals = []
-    for which, current, alpha in (
-        ("approve", approve, alpha_approve),
-        ("review", review, alpha_warning),
-    ):
-        search = lowest_safe_threshold(judged, alpha=alpha, delta=delta)
-        needed = minimum_sample(alpha, delta)
-        top = search.passed or search.failed
-        evidence = {
-            "alpha": alpha,
-            "delta": delta,
-            "passed": search.passed.as_dict() if search.passed else None,
-            "failed": search.failed.as_dict() if search.failed else None,
-        }
-        if search.threshold is None:
-            if top is None or top.effective_n < needed:
-                have = 0 if top is None else round(top.effective_n)
-                proposals.append(
-                    Proposal(
-                        which,
-                        current,
-                        current,
-                        f"Held: too little data ({have} effective judged outputs at the top "
-                        f"score; a bound of {alpha:g} needs at least {needed}).",
-                        evidence,
-                    )
-                )
-                continue
-            target = 10.0
-            why = (
-                f"No threshold keeps the not-approved share under {alpha:g} with "
-                f"{1 - delta:.0%} confidence: moving up."
+    certification = certify.certify_approve_threshold(
+        window.scores,
+        window.weights,
+        window.loss_bad,
+        window.loss_edit,
+        alpha_bad=budgets.alpha_bad,
+        alpha_edit=budgets.alpha_edit,
+        delta=budgets.delta,
+        replicates_bad=window.replicates_bad,
+        replicates_edit=window.replicates_edit,
+        max_weight=window.max_weight,
+        headroom=TESTABLE_HEADROOM,
+    )
+    move = certify.smoothed_move(
+        approve, certification, last_certified=last_certified, max_step=max_step
+    )
+    approve_proposal = Proposal(
+        "approve", approve, move.new, move.reason, certification.as_dict(), certification.state
+    )
+    review_proposal = warning_band_move(
+        window,
+        review=review,
+        approve=move.new,
+        alpha=budgets.alpha_warning,
+        delta=budgets.delta,
+        max_step=max_step,
+    )
+    return [review_proposal, approve_proposal]
+
+
+def _band_bound(window: Window, low: float, high: float, delta: float) -> certify.LossBound:
+    band = window.where((window.scores >= low) & (window.scores < high))
+    return certify.weighted_loss_bound(
+        band.loss_bad, band.weights, delta=delta, replicates=band.replicates_bad
+    )
+
+
+def warning_band_move(
+    window: Window,
+    *,
+    review: float,
+    approve: float,
+    alpha: float,
+    delta: float,
+    max_step: float = MAX_STEP,
+    min_gap: float = MIN_GAP,
+) -> Proposal:
+    """The review threshold under the warning band's budget: P(bad) among outputs scoring
+    in [review, approve) bounded by ``alpha`` with confidence 1 - delta."""
+    top = round(approve - min_gap, 4)
+    with_replicates = window.replicates_bad is not None
+    delta_sampling = certify.sampling_delta(delta, with_replicates)
+    needed = certify.minimum_effective_sample(alpha, delta_sampling)
+    band = _band_bound(window, min(review, top), approve, delta)
+    evidence = {
+        "alpha": alpha,
+        "delta": delta,
+        "needed_effective_n": round(needed, 2),
+        "band": {"from": min(review, top), "to": approve, **band.as_dict()},
+    }
+    budget = f"P(bad) among warnings <= {alpha:g} with {1 - delta:.0%} confidence"
+
+    def proposal(new: float, state: State, why: str) -> Proposal:
+        return Proposal("review", review, round(new, 4), why, evidence, state)
+
+    if band.effective_n < needed:
+        return proposal(
+            review,
+            State.UNDERPOWERED,
+            f"Underpowered: {band.effective_n:.0f} effective judged warnings, "
+            f"{math.ceil(needed)} needed to show {budget}. Held.",
+        )
+    if band.bound > alpha:
+        if band.estimate < alpha:
+            return proposal(
+                review,
+                State.UNDERPOWERED,
+                f"Underpowered: the warnings' P(bad) {band.estimate:.4f} is within budget but "
+                f"its bound {band.bound:.4f} is not; more audits of warnings may show it. Held.",
             )
-        else:
-            target = search.threshold
-            p = search.passed
-            why = (
-                f"Lowest threshold with the not-approved share bounded by {alpha:g} at "
-                f"{1 - delta:.0%} confidence is {target:g} (n={p.n}, bound {p.bound:.3f})."
+        raised, first = _lowest_band_within(
+            window,
+            review=review,
+            top=top,
+            approve=approve,
+            alpha=alpha,
+            delta=delta,
+            needed=needed,
+        )
+        if raised is not None:
+            return proposal(
+                raised,
+                State.CERTIFIED,
+                f"The warnings' P(bad) {band.estimate:.4f} (bound {band.bound:.4f}) is over "
+                f"{budget}; from {raised:g} up it is within. Raised from {review:g} at once.",
             )
-        proposals.append(Proposal(which, current, step_toward(current, target), why, evidence))
-    return proposals
+        if first is None or first.estimate >= alpha:
+            return proposal(
+                top,
+                State.NOT_ATTAINABLE,
+                f"Not attainable: the warnings' P(bad) is {band.estimate:.4f}, over {budget}, "
+                f"and no narrower band is within it. Raised to {top:g}: what is not "
+                "auto-approved is held.",
+            )
+        # The narrowest band tested is within budget by its estimate but not its bound:
+        # tighten a step at a time while the evidence comes in.
+        return proposal(
+            min(top, review + max_step),
+            State.UNDERPOWERED,
+            f"The warnings' P(bad) {band.estimate:.4f} is over {budget}; the narrowest band "
+            f"with data enough to test (from {first.threshold:g}) has P(bad) "
+            f"{first.estimate:.4f}, bounded only by {first.bound:.4f}. Raised by {max_step:g}.",
+        )
+    # Within budget: lower one step only if what a step would deliver is within it too.
+    below = _band_bound(window, review - RELEASE_SLICE, review, delta)
+    evidence["release"] = {"from": review - RELEASE_SLICE, "to": review, **below.as_dict()}
+    within = f"The warnings' P(bad) {band.estimate:.4f} is bounded by {band.bound:.4f}."
+    if review - max_step >= 0 and below.effective_n >= needed and below.bound <= alpha:
+        return proposal(
+            max(0.0, review - max_step),
+            State.CERTIFIED,
+            f"{within} The held outputs within {RELEASE_SLICE:g} below have P(bad) "
+            f"{below.estimate:.4f} (bound {below.bound:.4f}): lowered by {max_step:g}.",
+        )
+    return proposal(
+        review,
+        State.CERTIFIED,
+        f"{within} Held: the outputs just below are not shown to be within budget "
+        f"({below.effective_n:.0f} effective, bound {below.bound:.4f}).",
+    )
+
+
+@dataclass(frozen=True)
+class _Band:
+    threshold: float
+    estimate: float
+    bound: float
+
+
+def _lowest_band_within(
+    window: Window,
+    *,
+    review: float,
+    top: float,
+    approve: float,
+    alpha: float,
+    delta: float,
+    needed: float,
+) -> tuple[float | None, _Band | None]:
+    """The lowest t in (review, top] whose band [t, approve) is within budget, testing from
+    the top down in fixed sequence (stopping at the first failure), skipping candidates too
+    thin to test; None if none passes. Also the first band tested, if any."""
+    passed = first = None
+    if top < review + GRID_STEP:
+        return None, None
+    for t in certify.grid(top, review + GRID_STEP):
+        bound = _band_bound(window, float(t), approve, delta)
+        if bound.effective_n < needed:
+            continue
+        if first is None:
+            first = _Band(float(t), bound.estimate, bound.bound)
+        if bound.bound > alpha:
+            break
+        passed = float(t)
+    return passed, first
+
+
+def audit_rate(state: str, current: float, *, budget: float) -> float:
+    """The audit rate of auto-approved outputs after a run: raised to the admin's budget
+    while the approve threshold is underpowered, so that evidence catches up; otherwise
+    kept (more audits cannot help a threshold that is not attainable). One raise to the
+    budget rather than several steps: a window that mixes audit rates gets the widest
+    weight range of them in its bound."""
+    if state == State.UNDERPOWERED and current < budget:
+        return budget
+    return current
+
+
+def step_toward(current: float, target: float, *, max_step: float = MAX_STEP) -> float:
+    return round(current + max(-max_step, min(max_step, target - current)), 4)
 
 
 def adr0003(judged_recent_reviews: Sequence[Judged], *, review: float, approve: float):
@@ -228,7 +306,7 @@ def adr0003(judged_recent_reviews: Sequence[Judged], *, review: float, approve: 
     hits = sum(1 for j in judged_recent_reviews if j.approved_unchanged and j.score > review)
     rate = hits / n if n else 0.0
     evidence = {"n": n, "approved_above_review": hits, "rate": round(rate, 4)}
-    if n and rate > 0.9:
+    if n and rate > ADR_RATE:
         new = step_toward(review, review + MAX_STEP)
         reason = f"{rate:.0%} of the last 48 h's reviews were approved above the threshold."
     else:
@@ -251,7 +329,9 @@ def constrain(
     for which, pinned in pins.items():
         p = by_which[which]
         if pinned and p.new != p.old:
-            by_which[which] = Proposal(which, p.old, p.old, "Held: pinned by an admin.", p.evidence)
+            by_which[which] = Proposal(
+                which, p.old, p.old, "Held: pinned by an admin.", p.evidence, p.state
+            )
     review, approve = by_which["review"], by_which["approve"]
     if review.new > approve.new - min_gap:
         if pins.get("approve"):
@@ -262,6 +342,7 @@ def constrain(
                 cap,
                 review.reason + f" Kept below the pinned approve threshold ({approve.new:g}).",
                 review.evidence,
+                review.state,
             )
         else:
             # The approve threshold gives way upward (approving less is the safe side), up
@@ -273,6 +354,7 @@ def constrain(
                 floor,
                 approve.reason + f" Kept above the review threshold ({review.new:g}).",
                 approve.evidence,
+                approve.state,
             )
             if review.new > floor - min_gap and not pins.get("review"):
                 by_which["review"] = Proposal(
@@ -281,5 +363,6 @@ def constrain(
                     round(floor - min_gap, 4),
                     review.reason + f" Kept below the approve threshold ({floor:g}).",
                     review.evidence,
+                    review.state,
                 )
     return by_which

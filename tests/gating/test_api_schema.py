@@ -284,6 +284,14 @@ def routing(call, people):
     assert api(200).json()[0]["models"][0]["accuracy"] is None
 
 
+def threshold_states(call, people):
+    api = call("get", "/api/v1/thresholds/states/", people[Role.GATEWAY])
+    assert api(200).json() == []
+    TaskTypeFactory(name="t")
+    assert {a["which"] for a in api(200).json()} == {"review", "approve"}
+    call("get", "/api/v1/thresholds/states/")(401)
+
+
 def _alert() -> Alert:
     now = timezone.now()
     return Alert.objects.create(
@@ -352,6 +360,7 @@ SCENARIOS = {
     ("post", "/api/v1/queue/{item_id}/decision/"): queue_decision,
     ("post", "/api/v1/queue/bulk-decision/"): queue_bulk_decision,
     ("get", "/api/v1/routing/"): routing,
+    ("get", "/api/v1/thresholds/states/"): threshold_states,
     ("get", "/api/v1/alerts/"): alerts_list,
     ("post", "/api/v1/alerts/{id}/acknowledge/"): alert_acknowledge,
     ("get", "/api/v1/metrics/"): metrics_list,

@@ -1,0 +1,216 @@
+"""Learning quality benchmark: the guarded policy in closed-loop histories, against ground
+truth (docs/learning.md's claims).
+
+Each history is 30 simulated days of the world's traffic through the pure gate, queue and
+cycles of ``learning.simulation.loop``, seeded; three worlds (the default one, gpt-x drifting
+to severity 0.3 from day 10, every reviewer as careful as the accurate one), plus a world
+with a 0.005 edit budget (claim 4) and one whose reviewers never err (claim 5). A no-learning
+history of the same seed gives the held-share baseline.
+
+Output: one JSON object on stdout with every claim's figures and whether it holds; progress
+on stderr. Run by hand, never as a timed test:
+
+    .venv/bin/python -m bench.learning_quality [--histories 40] [--outputs-per-day 10000]
+        [--processes 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
+
+import numpy as np
+
+from learning.simulation import loop, quality, world
+
+WORLDS = ("default", "drift", "accurate")
+DRIFT = world.Drift(model="gpt-x", day=10, severity=0.3)
+_HONEST = {
+    world.Truth.GOOD: {
+        world.Action.APPROVE: 1.0,
+        world.Action.MODIFY: 0.0,
+        world.Action.REJECT: 0.0,
+    },
+    world.Truth.NEEDS_EDIT: {
+        world.Action.APPROVE: 0.0,
+        world.Action.MODIFY: 1.0,
+        world.Action.REJECT: 0.0,
+    },
+    world.Truth.BAD: {
+        world.Action.APPROVE: 0.0,
+        world.Action.MODIFY: 0.0,
+        world.Action.REJECT: 1.0,
+    },
+}
+PERFECT = tuple(world.Reviewer(r.name, _HONEST) for r in world.DEFAULT_REVIEWERS)
+
+
+def settings_for(kind: str, reviews_per_day: int) -> tuple[loop.LoopSettings, world.Drift | None]:
+    base = loop.LoopSettings(reviews_per_day=reviews_per_day)
+    if kind == "drift":
+        return base, DRIFT
+    if kind == "accurate":
+        return loop.accurate_reviewers(base), None
+    if kind == "tight":
+        budgets = replace(base.budgets, alpha_edit=0.005)
+        return replace(base, budgets=budgets), None
+    if kind == "perfect":
+        return replace(base, reviewers=PERFECT), None
+    return base, None
+
+
+def one(kind: str, seed: int, days: int, per_day: int, reviews_per_day: int) -> dict:
+    settings, drift = settings_for(kind, reviews_per_day)
+    config = loop.history_config(seed, days=days, outputs_per_day=per_day, drift=drift)
+    started = time.perf_counter()
+    history = loop.run_history(config, settings)
+    baseline = loop.run_history(config, replace(settings, learn=False))
+    return {
+        "kind": kind,
+        "seed": seed,
+        "seconds": round(time.perf_counter() - started, 1),
+        "approved_error": quality.approved_error(history),
+        "gaps": quality.estimate_gaps(history),
+        "path": quality.approve_path(history),
+        "held": quality.held_share(history),
+        "held_baseline": quality.held_share(baseline),
+        "approved_share": quality.approved_share(history),
+        "not_attainable": quality.not_attainable_within(history, runs=4, in_a_row=2),
+        "hindsight": quality.hindsight_loss(history),
+        "weights": quality.weight_ratios(history),
+    }
+
+
+def summary(results: list[dict], delta: float) -> dict:
+    by_kind: dict[str, list[dict]] = {}
+    for r in results:
+        by_kind.setdefault(r["kind"], []).append(r)
+    out: dict = {}
+    for kind in WORLDS:
+        rs = by_kind.get(kind, [])
+        if not rs:
+            continue
+        units = [u for r in rs for u in r["approved_error"]]
+        certified = [u for u in units if u["certified_throughout"]]
+        gaps = np.array([g for r in rs for g in r["gaps"]], dtype=float)
+        gaps = gaps[~np.isnan(gaps)]
+        paths = [p for r in rs for p in r["path"]]
+        held_over = [r["held"] - r["held_baseline"] for r in rs]
+        ratios = [w[name] for r in rs for w in r["weights"] for name in quality.RARE_DECISIVE]
+        allowance = quality.binomial_allowance(delta, len(units))
+        exceed_all = sum(u["exceeds"] for u in units) / max(len(units), 1)
+        out[kind] = {
+            "histories": len(rs),
+            "claim1_guarantee": {
+                "units": len(units),
+                "exceeding_share": round(exceed_all, 4),
+                "certified_units": len(certified),
+                "exceeding_share_certified": round(
+                    sum(u["exceeds"] for u in certified) / max(len(certified), 1), 4
+                ),
+                "allowed": round(allowance, 4),
+                "holds": exceed_all <= allowance,
+            },
+            "claim2_estimate": {
+                "windows": len(gaps),
+                "within_0.02": round(float((gaps <= quality.ESTIMATE_TOLERANCE).mean()), 4)
+                if len(gaps)
+                else None,
+                "holds": bool(len(gaps)) and float((gaps <= 0.02).mean()) >= 0.9,
+            },
+            "claim3_path": {
+                "final_in_9.3_9.9": round(
+                    sum(9.3 <= p["final"] <= 9.9 for p in paths) / max(len(paths), 1), 4
+                ),
+                "moved_last_10_at_most_0.3": round(
+                    sum(p["moved_last_10"] <= 0.3 for p in paths) / max(len(paths), 1), 4
+                ),
+                "reached_top": sum(p["reached_top"] for p in paths),
+                "final_states": _count(p["final_state"] for p in paths),
+                "held_over_baseline_max": round(max(held_over), 4),
+                "held_over_baseline_mean": round(float(np.mean(held_over)), 4),
+                "approved_share_mean": round(float(np.mean([r["approved_share"] for r in rs])), 4),
+            },
+            "claim6_weights": {
+                "ratios": len(ratios),
+                "within_2x": round(sum(0.5 <= x <= 2.0 for x in ratios) / max(len(ratios), 1), 4),
+                "min": min(ratios) if ratios else None,
+                "max": max(ratios) if ratios else None,
+            },
+            "seconds_per_history": round(float(np.mean([r["seconds"] for r in rs])), 1),
+        }
+    tight = [u for r in by_kind.get("tight", []) for u in r["not_attainable"]]
+    if tight:
+        out["claim4_not_attainable"] = {
+            "units": len(tight),
+            "alert_within_4_runs": round(sum(u["alert_within"] for u in tight) / len(tight), 4),
+            "climbed": sum(u["climbed"] for u in tight),
+        }
+    perfect = [u for r in by_kind.get("perfect", []) for u in r["hindsight"]]
+    if perfect:
+        losses = [u["loss"] for u in perfect if u["loss"] is not None]
+        out["claim5_hindsight"] = {
+            "units": len(perfect),
+            "loss_max": max(losses) if losses else None,
+            "loss_mean": round(float(np.mean(losses)), 4) if losses else None,
+            "within_10_percent": round(sum(x <= 0.10 for x in losses) / max(len(losses), 1), 4),
+        }
+    return out
+
+
+def _count(values) -> dict:
+    counted: dict = {}
+    for v in values:
+        counted[v] = counted.get(v, 0) + 1
+    return counted
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--histories", type=int, default=40, help="per world (default 40)")
+    parser.add_argument("--extra-histories", type=int, default=10, help="for claims 4 and 5")
+    parser.add_argument("--days", type=int, default=30)
+    parser.add_argument("--outputs-per-day", type=int, default=10_000)
+    parser.add_argument("--reviews-per-day", type=int, default=2_700)
+    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--first-seed", type=int, default=1000)
+    args = parser.parse_args(argv)
+
+    jobs = [(k, args.first_seed + i) for k in WORLDS for i in range(args.histories)]
+    jobs += [
+        (k, args.first_seed + i) for k in ("tight", "perfect") for i in range(args.extra_histories)
+    ]
+    started = time.perf_counter()
+    results = []
+    with ProcessPoolExecutor(args.processes) as pool:
+        futures = [
+            pool.submit(one, k, s, args.days, args.outputs_per_day, args.reviews_per_day)
+            for k, s in jobs
+        ]
+        for i, future in enumerate(futures, 1):
+            results.append(future.result())
+            print(f"learning_quality: {i}/{len(jobs)} histories", file=sys.stderr, flush=True)
+    delta = loop.LoopSettings().budgets.delta
+    print(
+        json.dumps(
+            {
+                "bench": "learning_quality",
+                "command": "python -m bench.learning_quality " + " ".join(sys.argv[1:]),
+                "days": args.days,
+                "outputs_per_day": args.outputs_per_day,
+                "reviews_per_day": args.reviews_per_day,
+                "seconds": round(time.perf_counter() - started, 1),
+                "claims": summary(results, delta),
+                "histories": results,
+            },
+            indent=1,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,211 @@
+"""What the learning cycles know about the outputs judged in a window.
+
+``judged_evidence(since, until)`` reads the window's final verdicts and every independent
+review behind them, and turns them into what the pure statistics take:
+
+* each judged output rescored with today's validator weights (``gating.scoring.scores_many``):
+  the threshold search must see the scores the gate would give now, not those it gave
+  when the weights were older;
+* its weight, 1 / the inclusion probability it achieved: its draw rate (1 for a held
+  output) times the share of its stratum's audits in the window decided by its end
+  (``gating.selectors.audit_coverage``), an audit still waiting being no evidence yet.
+  Audits drawn at a sparser rate than their stratum's current one are left out: a window
+  that mixed them in would bound every candidate with their larger weight;
+* the label model fitted to every review (``learning.statistics.labels``), with a prior per
+  task type and score band (each task type is a stratum: an easy task type's error at a
+  score is not a hard one's): adjudications are the adjudicating lead's verdict, and a
+  modify marked style only counts as an approve. Its posterior P(bad) and P(needs an edit or bad) are each output's losses; the
+  bootstrap replicates, when asked for, carry the label model's own uncertainty.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from gating import scoring
+from gating.models import Review, TaskModelStats, TaskType, Validator
+from gating.selectors import audit_coverage
+from learning import selectors
+from learning.statistics import labels, thresholds
+
+APPROVED = scoring.Decision.APPROVED.value
+WARNING = scoring.Decision.WARNING.value
+
+
+@dataclass(frozen=True, eq=False)
+class TaskTypeEvidence:
+    """One task type's judged outputs, rescored and weighted, in the window's order."""
+
+    validator_names: tuple[str, ...]
+    failed: np.ndarray  # (outputs, validators): True where the validator failed
+    rows: np.ndarray  # positions in the window's columns
+    dropped_sparser_audits: int
+
+
+@dataclass(frozen=True, eq=False)
+class JudgedEvidence:
+    output_ids: np.ndarray
+    task_type_ids: np.ndarray
+    scores: np.ndarray
+    weights: np.ndarray
+    fit: labels.LabelFit | None
+    bootstrap: labels.LabelBootstrap | None
+    by_task_type: dict[int, TaskTypeEvidence]
+    reviews: int
+
+    def window(self, task_type_id: int) -> thresholds.Window:
+        rows = self.by_task_type[task_type_id].rows
+        boot = self.bootstrap
+        return thresholds.Window(
+            scores=self.scores[rows],
+            weights=self.weights[rows],
+            loss_bad=self.fit.bad[rows],
+            loss_edit=self.fit.error[rows],
+            replicates_bad=None if boot is None else boot.bad[:, rows],
+            replicates_edit=None if boot is None else boot.error[:, rows],
+        )
+
+    def error_probability(self, task_type_id: int) -> np.ndarray:
+        return self.fit.error[self.by_task_type[task_type_id].rows]
+
+    def weights_of(self, task_type_id: int) -> np.ndarray:
+        return self.weights[self.by_task_type[task_type_id].rows]
+
+
+def judged_evidence(
+    *, since: datetime, until: datetime, replicates: int = 0, seed: int = 0
+) -> JudgedEvidence:
+    verdicts = selectors.verdicts(since=since, until=until, with_validators=True)
+    task_types = {
+        t.pk: t for t in TaskType.objects.filter(pk__in={v.task_type_id for v in verdicts})
+    }
+    kept, dropped = _current_design(verdicts, task_types)
+    coverage = audit_coverage(since=since, until=until)
+    validators = _validators(task_types)
+    bonus = _pair_bonus(task_types)
+
+    scores = np.empty(len(kept))
+    weights = np.empty(len(kept))
+    by_task_type: dict[int, TaskTypeEvidence] = {}
+    rows_of: dict[int, list[int]] = defaultdict(list)
+    for i, v in enumerate(kept):
+        rows_of[v.task_type_id].append(i)
+        weights[i] = 1.0 / _achieved(v, coverage)
+    for task_type_id, rows in rows_of.items():
+        names = tuple(sorted(validators[task_type_id]))
+        mine = [kept[i] for i in rows]
+        reported, passed = _results(mine, names)
+        own = validators[task_type_id]
+        scores[rows] = scoring.scores_many(
+            reported=reported,
+            passed=passed,
+            weights=np.array([own[n].weight for n in names]),
+            is_fact_check=np.array([own[n].is_fact_check for n in names], dtype=bool),
+            input_clarity=np.array([v.input_clarity for v in mine]),
+            coherence=np.array([v.coherence for v in mine]),
+            requires_fact_check=np.array([v.requires_fact_check for v in mine], dtype=bool),
+            bonus=np.array([bonus.get((task_type_id, v.model), 0.0) for v in mine]),
+        )
+        by_task_type[task_type_id] = TaskTypeEvidence(
+            validator_names=names,
+            failed=reported & ~passed,
+            rows=np.array(rows, dtype=np.int64),
+            dropped_sparser_audits=dropped.get(task_type_id, 0),
+        )
+
+    fit = boot = None
+    position = {v.output_id: i for i, v in enumerate(kept)}
+    reviews = [r for r in _reviews(since, until) if r[0] in position]
+    if kept:
+        stratum_of = {pk: i for i, pk in enumerate(sorted(by_task_type))}
+        data = labels.label_data(
+            scores,
+            [position[r[0]] for r in reviews],
+            [r[1] for r in reviews],
+            [r[2] for r in reviews],
+            style_only=[r[3] for r in reviews],
+            strata=np.array([stratum_of[v.task_type_id] for v in kept], dtype=np.int64),
+        )
+        fit = labels.fit_label_model(data)
+        if replicates:
+            boot = labels.bootstrap_label_model(data, fit, replicates=replicates, seed=seed)
+    return JudgedEvidence(
+        output_ids=np.array([v.output_id for v in kept], dtype=np.int64),
+        task_type_ids=np.array([v.task_type_id for v in kept], dtype=np.int64),
+        scores=scores,
+        weights=weights,
+        fit=fit,
+        bootstrap=boot,
+        by_task_type=by_task_type,
+        reviews=len(reviews),
+    )
+
+
+def _current_design(verdicts, task_types) -> tuple[list, dict[int, int]]:
+    """The verdicts, less the audits drawn at a sparser rate than their stratum's current
+    one; and how many were left out per task type."""
+    kept, dropped = [], defaultdict(int)
+    for v in verdicts:
+        task_type = task_types[v.task_type_id]
+        rate = {
+            APPROVED: task_type.audit_rate_approved,
+            WARNING: task_type.audit_rate_warning,
+        }.get(v.decision)
+        if v.is_audit and rate is not None and v.inclusion_probability < rate:
+            dropped[v.task_type_id] += 1
+            continue
+        kept.append(v)
+    return kept, dropped
+
+
+def _achieved(verdict: selectors.Verdict, coverage: dict) -> float:
+    if not verdict.is_audit:
+        return 1.0
+    created, decided = coverage.get((verdict.task_type_id, verdict.decision), (0, 0))
+    # This audit was decided, so its stratum's share is at least one in ``created``.
+    share = max(decided, 1) / created if created else 1.0
+    return verdict.inclusion_probability * min(1.0, share)
+
+
+def _validators(task_types) -> dict[int, dict[str, Validator]]:
+    found: dict[int, dict[str, Validator]] = defaultdict(dict)
+    for v in Validator.objects.filter(task_type__in=task_types):
+        found[v.task_type_id][v.name] = v
+    return found
+
+
+def _pair_bonus(task_types) -> dict[tuple[int, str], float]:
+    return {
+        (row.task_type_id, row.model): scoring.task_accuracy_bonus(
+            scoring.PairHistory(row.reviewed_count, row.approved_unchanged_count)
+        )
+        for row in TaskModelStats.objects.filter(task_type__in=task_types)
+    }
+
+
+def _results(verdicts, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(reported, passed) per output and validator, from the results the gateway sent; a
+    validator the task type does not know is not in the score, as at the gate."""
+    column = {name: j for j, name in enumerate(names)}
+    reported = np.zeros((len(verdicts), len(names)), dtype=bool)
+    passed = np.zeros((len(verdicts), len(names)), dtype=bool)
+    for i, v in enumerate(verdicts):
+        for result in v.validator_results:
+            j = column.get(result.get("name"))
+            if j is not None:
+                reported[i, j] = True
+                passed[i, j] = bool(result.get("passed", True))
+    return reported, passed
+
+
+def _reviews(since: datetime, until: datetime) -> list[tuple[int, int, str, bool]]:
+    """Every independent (output, reviewer, action, style only) decided in [since, until)."""
+    return list(
+        Review.objects.filter(is_bulk=False, decided_at__gte=since, decided_at__lt=until)
+        .order_by("id")
+        .values_list("output_id", "reviewer_id", "action", "style_only")
+    )

@@ -1,0 +1,429 @@
+"""The learning policy in a closed loop with the simulated world, without the database.
+
+Each history replays ``days`` of the world's traffic in 6-hour blocks. In each block the
+gate scores the block's outputs with the current validator weights and thresholds; held
+outputs queue for review, delivered ones are drawn for audit at their rate; reviewers work
+the queue up to their capacity, audits first up to the reserved share; a share of the
+reviewed outputs is reviewed twice, and a disagreement is adjudicated by the lead, whose
+call is one more verdict. Then the cycles run as beat runs them: validators every block, thresholds
+every other block, on the verdicts of the lookback window, through the same pure
+functions as ``learning.cycles`` (the label model, the weight update, the guarded
+threshold policy). The ground truth is kept beside every output, so that what the policy
+claims can be checked against what was so.
+
+What the loop leaves out of the real gate: cold start (every task type starts with its
+thresholds in force), reviewers' working hours (capacity is spread over the day), and
+leases (a review takes no time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import date
+
+import numpy as np
+
+from gating import scoring
+from learning.simulation import world
+from learning.statistics import labels, thresholds, weights
+
+BLOCKS_PER_DAY = 4
+THRESHOLD_EVERY = 2  # blocks: the thresholds cycle runs every 12 hours
+VALIDATOR_NAMES = tuple(v.name for v in world.VALIDATORS)
+IS_FACT_CHECK = np.array([name in world.FACT_CHECK_VALIDATORS for name in VALIDATOR_NAMES])
+APPROVED, WARNING, HELD = range(3)
+LEAD = 0  # the reviewer who adjudicates: the accurate one
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    budgets: thresholds.Budgets = field(default_factory=thresholds.Budgets)
+    learn: bool = True
+    reviewers: tuple[world.Reviewer, ...] = world.DEFAULT_REVIEWERS
+    review: float = 4.0
+    approve: float = 7.0
+    audit_rate_approved: float = 0.02
+    audit_rate_warning: float = 0.10
+    audit_rate_budget: float = 0.25
+    double_review_rate: float = 0.10
+    # 4 reviewers x 12 an hour x 9 working hours.
+    reviews_per_day: int = 432
+    audit_share: float = 0.25
+    lookback_days: int = 30
+    replicates: int = 39
+
+
+@dataclass
+class TaskState:
+    review: float
+    approve: float
+    audit_rate_approved: float
+    weights: dict[str, float]
+    last_certified: float | None = None
+    not_attainable_runs: int = 0
+
+
+@dataclass(frozen=True)
+class ThresholdRun:
+    """One thresholds cycle on one task type, with the truth beside the estimate."""
+
+    block: int
+    task_type: int
+    review: float
+    approve: float
+    approve_state: str
+    review_state: str
+    audit_rate: float
+    estimated_error: dict[float, float]  # threshold -> estimated P(edit or bad) above it
+    true_error: dict[float, float]  # threshold -> the window traffic's true share above it
+    evidence: dict = field(default_factory=dict, repr=False)  # the approve certification
+
+
+@dataclass
+class History:
+    """What happened: every output with its truth and decision, and every cycle's call."""
+
+    config: world.SimulationConfig
+    settings: LoopSettings
+    task_type: np.ndarray
+    truth: np.ndarray
+    block: np.ndarray
+    decision: np.ndarray
+    runs: list[ThresholdRun]
+    weights: list[dict[int, dict[str, float]]]
+    failed: np.ndarray  # (outputs, validators)
+    final_scores: np.ndarray  # every output scored with the weights the history ended with
+
+    def last_days(self, days: int) -> np.ndarray:
+        return self.block >= self.block.max() + 1 - days * BLOCKS_PER_DAY
+
+
+class _Traffic:
+    """A history's outputs as columns, generated day by day."""
+
+    def __init__(self, config: world.SimulationConfig):
+        days = [world.day_traffic(config, d) for d in range(config.days)]
+        self.task_type = np.concatenate([d.task_type for d in days])
+        self.model = np.concatenate([d.model for d in days])
+        self.truth = np.concatenate([d.truth for d in days])
+        self.failed = ~np.concatenate([d.passed for d in days])
+        self.clarity = np.concatenate([d.input_clarity for d in days])
+        self.coherence = np.concatenate([d.coherence for d in days])
+        hours = np.concatenate(
+            [
+                (d.created_at - d.created_at.astype("datetime64[D]"))
+                .astype("timedelta64[h]")
+                .astype(int)
+                for d in days
+            ]
+        )
+        day = np.repeat(np.arange(config.days), config.outputs_per_day)
+        self.block = day * BLOCKS_PER_DAY + hours // (24 // BLOCKS_PER_DAY)
+        requires = np.array([t.requires_fact_check for t in config.task_types])
+        self.requires_fact_check = requires[self.task_type]
+
+
+@dataclass
+class _Run:
+    """One history's state as it unfolds: the gate's settings per task type, the pairs'
+    review counts, and per output its decision, the rate it was drawn at (0 if not), and
+    the blocks it was queued and reviewed in (-1 if not)."""
+
+    config: world.SimulationConfig
+    settings: LoopSettings
+    traffic: _Traffic
+    rng: np.random.Generator
+    state: dict[int, TaskState]
+    pairs: np.ndarray  # (task type, model, [reviewed, approved unchanged])
+    decision: np.ndarray
+    inclusion: np.ndarray
+    queued_at: np.ndarray
+    reviewed_at: np.ndarray
+    verdicts: list[tuple[int, int, int]] = field(default_factory=list)  # output, reviewer, label
+    runs: list[ThresholdRun] = field(default_factory=list)
+    weight_log: list[dict[int, dict[str, float]]] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, config: world.SimulationConfig, settings: LoopSettings) -> _Run:
+        traffic = _Traffic(config)
+        n = len(traffic.truth)
+        return cls(
+            config=config,
+            settings=settings,
+            traffic=traffic,
+            rng=np.random.default_rng([config.seed, 7]),
+            state={
+                t: TaskState(
+                    review=settings.review,
+                    approve=settings.approve,
+                    audit_rate_approved=settings.audit_rate_approved,
+                    weights=dict.fromkeys(VALIDATOR_NAMES, 1.0),
+                )
+                for t in range(len(config.task_types))
+            },
+            pairs=np.zeros((len(config.task_types), len(config.models), 2)),
+            decision=np.full(n, -1),
+            inclusion=np.zeros(n),
+            queued_at=np.full(n, -1),
+            reviewed_at=np.full(n, -1),
+        )
+
+    def scores(self, rows: np.ndarray) -> np.ndarray:
+        return _scores(self.traffic, rows, self.state, self.pairs)
+
+
+def run_history(config: world.SimulationConfig, settings: LoopSettings) -> History:
+    run = _Run.start(config, settings)
+    traffic = run.traffic
+    capacity = settings.reviews_per_day / BLOCKS_PER_DAY
+    for block in range(config.days * BLOCKS_PER_DAY):
+        _gate(run, np.flatnonzero(traffic.block == block), block)
+        # The queue: audits first up to the reserved share, then oldest first.
+        waiting = np.flatnonzero((run.queued_at >= 0) & (run.reviewed_at < 0))
+        is_audit = run.decision[waiting] != HELD
+        budget = int(capacity + run.rng.random())
+        audits = waiting[is_audit][: int(budget * settings.audit_share)]
+        rest = np.setdiff1d(waiting, audits, assume_unique=True)[: budget - len(audits)]
+        for output in np.concatenate([audits, rest]):
+            _review(run, int(output))
+            run.reviewed_at[output] = block
+        if not settings.learn:
+            continue
+        window = np.flatnonzero(
+            (run.reviewed_at >= 0)
+            & (traffic.block > block - settings.lookback_days * BLOCKS_PER_DAY)
+        )
+        if len(window) < 50:
+            continue
+        _cycles(run, block, window, thresholds_due=(block + 1) % THRESHOLD_EVERY == 0)
+        run.weight_log.append({t: dict(s.weights) for t, s in run.state.items()})
+
+    return History(
+        config=config,
+        settings=settings,
+        task_type=traffic.task_type,
+        truth=traffic.truth,
+        block=traffic.block,
+        decision=run.decision,
+        runs=run.runs,
+        weights=run.weight_log,
+        failed=traffic.failed,
+        final_scores=run.scores(np.arange(len(traffic.truth))),
+    )
+
+
+def _gate(run: _Run, now: np.ndarray, block: int) -> None:
+    """Decide the block's outputs with each task type's thresholds; queue the held ones and
+    the audits drawn among the delivered."""
+    scores = run.scores(now)
+    for t, st in run.state.items():
+        mine = run.traffic.task_type[now] == t
+        idx, s = now[mine], scores[mine]
+        d = np.where(s >= st.approve, APPROVED, np.where(s >= st.review, WARNING, HELD))
+        run.decision[idx] = d
+        rate = np.select(
+            [d == APPROVED, d == WARNING],
+            [st.audit_rate_approved, run.settings.audit_rate_warning],
+            1.0,
+        )
+        drawn = (d == HELD) | (run.rng.random(len(idx)) < rate)
+        run.inclusion[idx[drawn]] = rate[drawn]
+        run.queued_at[idx[drawn]] = block
+
+
+def _bonus(traffic: _Traffic, rows: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Each output's task accuracy bonus from its pair's reviews so far, worked out once
+    per pair."""
+    per_pair = np.array(
+        [
+            [scoring.task_accuracy_bonus(scoring.PairHistory(int(r), int(a))) for r, a in row]
+            for row in pairs
+        ]
+    )
+    return per_pair[traffic.task_type[rows], traffic.model[rows]]
+
+
+def _scores(traffic: _Traffic, rows: np.ndarray, state: dict, pairs: np.ndarray) -> np.ndarray:
+    weights_of = np.array([[state[t].weights[v] for v in VALIDATOR_NAMES] for t in state])
+    out = np.empty(len(rows))
+    for t in state:
+        mine = traffic.task_type[rows] == t
+        r = rows[mine]
+        out[mine] = scoring.scores_many(
+            reported=np.ones((len(r), len(VALIDATOR_NAMES)), dtype=bool),
+            passed=~traffic.failed[r],
+            weights=weights_of[t],
+            is_fact_check=IS_FACT_CHECK,
+            input_clarity=traffic.clarity[r],
+            coherence=traffic.coherence[r],
+            requires_fact_check=traffic.requires_fact_check[r],
+            bonus=_bonus(traffic, r, pairs),
+        )
+    return out
+
+
+def _review(run: _Run, output: int) -> None:
+    """One reviewer's verdict, a second one's for the double-review share, and the lead's
+    where those two disagree (the adjudication, one more verdict)."""
+    truth = world.TRUTHS[run.traffic.truth[output]]
+    people, rng = run.settings.reviewers, run.rng
+    first = int(rng.integers(len(people)))
+    said = [(first, _decide(people[first], truth, rng))]
+    if rng.random() < run.settings.double_review_rate:
+        second = (first + int(rng.integers(1, len(people)))) % len(people)
+        said.append((second, _decide(people[second], truth, rng)))
+        if said[0][1] != said[1][1]:
+            said.append((LEAD, _decide(people[LEAD], truth, rng)))
+    run.verdicts += [(output, reviewer, label) for reviewer, label in said]
+    tt, model = run.traffic.task_type[output], run.traffic.model[output]
+    run.pairs[tt, model, 0] += 1
+    run.pairs[tt, model, 1] += said[-1][1] == labels.APPROVE
+
+
+def _decide(reviewer: world.Reviewer, truth: world.Truth, rng) -> int:
+    row = reviewer.matrix[truth]
+    return int(rng.choice(3, p=[row[a] for a in world.ACTIONS]))
+
+
+def _cycles(run: _Run, block: int, window: np.ndarray, *, thresholds_due: bool) -> None:
+    traffic, state, settings = run.traffic, run.state, run.settings
+    decision, inclusion = run.decision, run.inclusion
+    # Audits drawn at a sparser rate than their stratum's current one are left out: the
+    # bound's weight range would be theirs (see thresholds.audit_rate).
+    current = np.array([state[t].audit_rate_approved for t in state])
+    sparser = (decision[window] == APPROVED) & (
+        inclusion[window] < current[traffic.task_type[window]]
+    )
+    window = window[~sparser]
+    scores = run.scores(window)
+    position = {int(o): i for i, o in enumerate(window)}
+    verdict_rows = np.array(run.verdicts, dtype=np.int64).reshape(-1, 3)
+    rows = verdict_rows[np.isin(verdict_rows[:, 0], window)]
+    items = np.array([position[int(o)] for o in rows[:, 0]], dtype=np.int64)
+    data = labels.label_data(
+        scores,
+        items,
+        rows[:, 1],
+        np.array(labels.LABELS)[rows[:, 2]],
+        strata=traffic.task_type[window],
+    )
+    fit = labels.fit_label_model(data)
+    weight = _achieved_weights(run, window, block)
+    for t in state:
+        mine = traffic.task_type[window] == t
+        update = weights.weight_update(
+            state[t].weights,
+            weights.error_evidence(
+                VALIDATOR_NAMES, traffic.failed[window[mine]], fit.error[mine], weight[mine]
+            ),
+        )
+        state[t].weights = update.weights
+    if not thresholds_due:
+        return
+    boot = labels.bootstrap_label_model(
+        data, fit, replicates=settings.replicates, seed=run.config.seed * 10_000 + block
+    )
+    rep_bad, rep_edit = boot.bad, boot.error
+    scores = run.scores(window)  # with this block's new weights
+    # The truth of the whole window's traffic, rescored the same way, for the record.
+    traffic_rows = np.flatnonzero(
+        (traffic.block <= block) & (traffic.block > block - settings.lookback_days * BLOCKS_PER_DAY)
+    )
+    traffic_scores = run.scores(traffic_rows)
+    for t, st in state.items():
+        mine = traffic.task_type[window] == t
+        w = thresholds.Window(
+            scores=scores[mine],
+            weights=weight[mine],
+            loss_bad=fit.bad[mine],
+            loss_edit=fit.error[mine],
+            replicates_bad=rep_bad[:, mine],
+            replicates_edit=rep_edit[:, mine],
+            max_weight=None,
+        )
+        proposals = thresholds.guarded(
+            w,
+            review=st.review,
+            approve=st.approve,
+            budgets=settings.budgets,
+            last_certified=st.last_certified,
+        )
+        final = thresholds.constrain(proposals, pins={"review": False, "approve": False})
+        approve = final["approve"]
+        st.review, st.approve = final["review"].new, approve.new
+        if approve.state == thresholds.State.CERTIFIED:
+            st.last_certified = approve.new
+        st.not_attainable_runs = (
+            st.not_attainable_runs + 1 if approve.state == thresholds.State.NOT_ATTAINABLE else 0
+        )
+        st.audit_rate_approved = thresholds.audit_rate(
+            approve.state, st.audit_rate_approved, budget=settings.audit_rate_budget
+        )
+        mine_traffic = traffic.task_type[traffic_rows] == t
+        truth_scores = traffic_scores[mine_traffic]
+        wrong = traffic.truth[traffic_rows[mine_traffic]] != 0
+        run.runs.append(
+            ThresholdRun(
+                block=block,
+                task_type=t,
+                review=st.review,
+                approve=st.approve,
+                approve_state=str(approve.state),
+                review_state=str(final["review"].state),
+                audit_rate=st.audit_rate_approved,
+                estimated_error={
+                    c: _weighted_mean(fit.error[mine], weight[mine], scores[mine] >= c)
+                    for c in (9.0, 9.5)
+                },
+                true_error={
+                    c: float(wrong[truth_scores >= c].mean())
+                    if (truth_scores >= c).any()
+                    else float("nan")
+                    for c in (9.0, 9.5)
+                },
+                evidence=approve.evidence,
+            )
+        )
+
+
+def _weighted_mean(values, weight, mask) -> float:
+    if not mask.any():
+        return float("nan")
+    return float(np.average(values[mask], weights=weight[mask]))
+
+
+def _achieved_weights(run: _Run, window: np.ndarray, block: int) -> np.ndarray:
+    """1 / each judged output's achieved inclusion probability: its draw rate times the
+    share of its stratum's draws (task type, decision) in the window reviewed by now."""
+    traffic = run.traffic
+    start = block - run.settings.lookback_days * BLOCKS_PER_DAY
+    drawn = np.flatnonzero(
+        (run.queued_at >= 0) & (traffic.block > start) & (traffic.block <= block)
+    )
+    stratum = traffic.task_type * 3 + run.decision
+    size = len(run.config.task_types) * 3
+    draws = np.bincount(stratum[drawn], minlength=size)
+    done = np.bincount(stratum[drawn[run.reviewed_at[drawn] >= 0]], minlength=size)
+    share = np.divide(done, draws, out=np.ones(size), where=draws > 0)
+    return 1.0 / (run.inclusion[window] * share[stratum[window]])
+
+
+def history_config(
+    seed: int, *, days: int = 30, outputs_per_day: int = 2000, drift: world.Drift | None = None
+) -> world.SimulationConfig:
+    return world.SimulationConfig(
+        seed=seed,
+        days=days,
+        outputs_per_day=outputs_per_day,
+        start=date(2026, 3, 2),
+        drift=drift,
+    )
+
+
+def accurate_reviewers(settings: LoopSettings) -> LoopSettings:
+    """Every reviewer as careful as the accurate one."""
+    accurate = world.DEFAULT_REVIEWERS[0]
+    return replace(
+        settings,
+        reviewers=tuple(world.Reviewer(r.name, accurate.matrix) for r in world.DEFAULT_REVIEWERS),
+    )

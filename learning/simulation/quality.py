@@ -1,0 +1,178 @@
+"""What the learning policy achieved in closed-loop histories (``loop``), measured against
+the simulated world's ground truth: the figures behind docs/learning.md's claims, for
+``bench/learning_quality.py`` and ``tests/learning/test_learning_quality.py``.
+
+Every figure compares what the policy did or said with what was so: the truth of the
+outputs it auto-approved, the true error above a threshold beside its estimate, the best
+threshold in hindsight, a logistic model fitted to the true labels.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+
+from learning.simulation import loop, world
+
+GOOD = world.TRUTHS.index(world.Truth.GOOD)
+BAD = world.TRUTHS.index(world.Truth.BAD)
+LAST_DAYS = 7
+ESTIMATE_TOLERANCE = 0.02
+RARE_DECISIVE = ("security", "schema")
+
+
+def approved_error(history: loop.History) -> list[dict]:
+    """Per task type, among the outputs auto-approved in the last 7 days: how many, their
+    true share needing an edit or bad, and truly bad; and whether the approve threshold
+    was certified in every run of those days."""
+    last = history.last_days(LAST_DAYS)
+    first_block = history.block[last].min()
+    budgets = history.settings.budgets
+    rows = []
+    for t in range(len(history.config.task_types)):
+        approved = last & (history.task_type == t) & (history.decision == loop.APPROVED)
+        truth = history.truth[approved]
+        runs = [r for r in history.runs if r.task_type == t and r.block >= first_block]
+        edit = float((truth != GOOD).mean()) if len(truth) else 0.0
+        bad = float((truth == BAD).mean()) if len(truth) else 0.0
+        rows.append(
+            {
+                "task_type": history.config.task_types[t].name,
+                "approved": int(approved.sum()),
+                "true_edit_or_bad": round(edit, 5),
+                "true_bad": round(bad, 5),
+                "exceeds": edit > budgets.alpha_edit or bad > budgets.alpha_bad,
+                "certified_throughout": bool(runs)
+                and all(r.approve_state == "certified" for r in runs),
+            }
+        )
+    return rows
+
+
+def estimate_gaps(history: loop.History) -> list[float]:
+    """|estimated - true| error above 9.0 and 9.5 in every thresholds run of the last 7
+    days, per task type (NaN where nothing scored that high)."""
+    first_block = history.block[history.last_days(LAST_DAYS)].min()
+    return [
+        abs(r.estimated_error[c] - r.true_error[c])
+        for r in history.runs
+        if r.block >= first_block
+        for c in r.estimated_error
+    ]
+
+
+def approve_path(history: loop.History) -> list[dict]:
+    """Per task type: where the approve threshold ended, its largest move over the last 10
+    runs, and whether it ever reached 10.0."""
+    rows = []
+    for t in range(len(history.config.task_types)):
+        values = [r.approve for r in history.runs if r.task_type == t]
+        last_ten = values[-10:]
+        rows.append(
+            {
+                "task_type": history.config.task_types[t].name,
+                "final": values[-1] if values else None,
+                "moved_last_10": round(max(last_ten) - min(last_ten), 4) if last_ten else None,
+                "reached_top": any(v >= 10.0 for v in values),
+                "final_state": next(
+                    (r.approve_state for r in reversed(history.runs) if r.task_type == t), ""
+                ),
+            }
+        )
+    return rows
+
+
+def held_share(history: loop.History) -> float:
+    last = history.last_days(LAST_DAYS)
+    return float((history.decision[last] == loop.HELD).mean())
+
+
+def approved_share(history: loop.History) -> float:
+    last = history.last_days(LAST_DAYS)
+    return float((history.decision[last] == loop.APPROVED).mean())
+
+
+def not_attainable_within(history: loop.History, runs: int, in_a_row: int) -> list[dict]:
+    """Per task type: whether "not attainable" held ``in_a_row`` runs in a row within its
+    first ``runs`` runs (the alert's rule), and whether the approve threshold ever rose
+    above where it started."""
+    start = history.settings.approve
+    rows = []
+    for t in range(len(history.config.task_types)):
+        states = [r.approve_state for r in history.runs if r.task_type == t]
+        streak, opened = 0, False
+        for state in states[:runs]:
+            streak = streak + 1 if state == "not_attainable" else 0
+            opened = opened or streak >= in_a_row
+        rows.append(
+            {
+                "task_type": history.config.task_types[t].name,
+                "alert_within": opened,
+                "climbed": any(r.approve > start for r in history.runs if r.task_type == t),
+            }
+        )
+    return rows
+
+
+def hindsight_loss(history: loop.History) -> list[dict]:
+    """Per task type: the auto-approved share of the last 7 days against the largest share
+    any single threshold would have approved within both budgets, chosen knowing the
+    truth (on the final scores)."""
+    last = history.last_days(LAST_DAYS)
+    budgets = history.settings.budgets
+    rows = []
+    for t in range(len(history.config.task_types)):
+        mine = last & (history.task_type == t)
+        scores, truth = history.final_scores[mine], history.truth[mine]
+        best = 0.0
+        for threshold in np.round(np.arange(10.0, -0.01, -0.1), 1):
+            above = scores >= threshold
+            if not above.any():
+                continue
+            edit = (truth[above] != GOOD).mean()
+            bad = (truth[above] == BAD).mean()
+            if edit <= budgets.alpha_edit and bad <= budgets.alpha_bad:
+                best = max(best, float(above.mean()))
+        achieved = float((history.decision[mine] == loop.APPROVED).mean())
+        rows.append(
+            {
+                "task_type": history.config.task_types[t].name,
+                "approved": round(achieved, 4),
+                "hindsight_best": round(best, 4),
+                "loss": round(1 - achieved / best, 4) if best else None,
+            }
+        )
+    return rows
+
+
+def weight_ratios(history: loop.History) -> list[dict]:
+    """Per task type: each rare, decisive validator's final weight over the weight a
+    logistic model fitted (unregularised) to the true labels of the whole history would
+    give it, as its share of the positive coefficients times the final total weight."""
+    final = history.weights[-1]
+    rows = []
+    for t in range(len(history.config.task_types)):
+        mine = history.task_type == t
+        model = LogisticRegression(C=np.inf, solver="newton-cholesky").fit(
+            history.failed[mine].astype(float), history.truth[mine] != GOOD
+        )
+        positive = np.clip(model.coef_[0], 0, None)
+        shares = dict(zip(loop.VALIDATOR_NAMES, positive / positive.sum(), strict=True))
+        total = sum(final[t].values())
+        rows.append(
+            {
+                "task_type": history.config.task_types[t].name,
+                **{
+                    name: round(final[t][name] / (shares[name] * total), 3)
+                    for name in RARE_DECISIVE
+                },
+            }
+        )
+    return rows
+
+
+def binomial_allowance(delta: float, units: int) -> float:
+    """delta plus two standard errors of a share among ``units`` independent units."""
+    return delta + 2 * math.sqrt(delta * (1 - delta) / max(units, 1))

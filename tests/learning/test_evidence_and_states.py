@@ -1,0 +1,216 @@
+"""The label-model evidence the cycles read from the database, the threshold states they
+record, the alerts those states raise, and where leads and admins see them.
+
+Expected values are worked out here from the rows the tests make: scores by the gate's own
+``score_output``, weights from the rates and counts written into the test, states from
+what the guarded policy is given."""
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from gating import reviews, scoring
+from gating.models import ReviewItem, TaskType, Validator
+from gating.reviews import DecisionInput, RecordedDecision
+from learning import alerts, cycles, evidence, selectors
+from learning.models import Alert, CycleRun, ThresholdChange
+from tests.learning.test_alerts import decide, ingest
+
+pytestmark = pytest.mark.django_db
+
+NOW = datetime(2026, 3, 20, 12, 0, tzinfo=UTC)
+
+
+def held_and_decided(gateway, reviewer, *, count=30, action="approve", **fields):
+    outputs = ingest(gateway, count, at=NOW - timedelta(days=2), **fields)
+    decide(outputs, reviewer, action, NOW - timedelta(days=1))
+    return outputs
+
+
+def test_judged_outputs_are_rescored_with_todays_weights(gateway, user_in):
+    reviewer = user_in("reviewer")
+    outputs = held_and_decided(gateway, reviewer, facts=False)
+    task_type = TaskType.objects.get(name="t")
+    Validator.objects.filter(task_type=task_type, name="facts").update(weight=3.0)
+
+    found = evidence.judged_evidence(since=NOW - timedelta(days=30), until=NOW)
+
+    o = outputs[0]
+    by_hand = scoring.score_output(
+        validators=[
+            scoring.ValidatorOutcome("facts", False, 3.0),
+            scoring.ValidatorOutcome("tone", True, 1.0),
+        ],
+        input_clarity=o.input_clarity,
+        coherence=o.coherence,
+        requires_fact_check=o.requires_fact_check,
+        pair=scoring.PairHistory(),
+        policy=scoring.GatePolicy(task_type_reviewed=100),
+    ).score
+    position = list(found.output_ids).index(o.pk)
+    assert found.scores[position] == pytest.approx(by_hand)
+    assert found.scores[position] != pytest.approx(o.score)  # stored with weight 1
+
+
+def test_a_style_only_modify_counts_as_an_approve(gateway, user_in):
+    reviewer = user_in("reviewer")
+    plain = ingest(gateway, 20, at=NOW - timedelta(days=2))
+    styled = ingest(gateway, 20, at=NOW - timedelta(days=2))
+    decide(plain, reviewer, "approve", NOW - timedelta(days=1))
+    reviews.decisions_record(
+        [
+            RecordedDecision(
+                ReviewItem.objects.get(output=o, state="open"),
+                reviewer,
+                DecisionInput("modify", edited_output="Same, reworded.", style_only=True),
+                NOW - timedelta(days=1),
+            )
+            for o in styled
+        ]
+    )
+    found = evidence.judged_evidence(since=NOW - timedelta(days=30), until=NOW)
+    error = {int(i): e for i, e in zip(found.output_ids, found.fit.error, strict=True)}
+    # One reviewer, every verdict an approve once style-only modifies count as approves:
+    # the label model has nothing that says error.
+    assert max(error.values()) < 0.05
+    assert error[styled[0].pk] == pytest.approx(error[plain[0].pk])
+
+
+def test_an_audit_stands_for_its_rate_times_the_share_of_audits_decided(
+    gateway, user_in, monkeypatch
+):
+    reviewer = user_in("reviewer")
+    held_and_decided(gateway, reviewer)
+    task_type = TaskType.objects.get(name="t")
+    # Two audits of approved outputs drawn at 0.2; one decided, one still waiting.
+    audited = ingest(gateway, 2, at=NOW - timedelta(days=2))
+    ReviewItem.objects.filter(output__in=audited).update(
+        kind="audit", is_audit=True, inclusion_probability=0.2
+    )
+    type(audited[0]).objects.filter(pk__in=[o.pk for o in audited]).update(decision="approved")
+    TaskType.objects.filter(pk=task_type.pk).update(audit_rate_approved=0.2)
+    decide(audited[:1], reviewer, "approve", NOW - timedelta(days=1))
+
+    found = evidence.judged_evidence(since=NOW - timedelta(days=30), until=NOW)
+
+    weight = dict(zip(found.output_ids.tolist(), found.weights.tolist(), strict=True))
+    assert audited[1].pk not in weight  # no verdict yet
+    assert weight[audited[0].pk] == pytest.approx(1 / (0.2 * 0.5))
+    held = [w for pk, w in weight.items() if pk not in {o.pk for o in audited}]
+    assert held == [1.0] * 30
+
+
+def test_audits_drawn_sparser_than_their_rate_today_are_left_out(gateway, user_in):
+    reviewer = user_in("reviewer")
+    held_and_decided(gateway, reviewer)
+    audited = ingest(gateway, 3, at=NOW - timedelta(days=2))
+    ReviewItem.objects.filter(output__in=audited).update(
+        kind="audit", is_audit=True, inclusion_probability=0.02
+    )
+    type(audited[0]).objects.filter(pk__in=[o.pk for o in audited]).update(decision="approved")
+    decide(audited, reviewer, "approve", NOW - timedelta(days=1))
+    TaskType.objects.filter(name="t").update(audit_rate_approved=0.25)
+
+    found = evidence.judged_evidence(since=NOW - timedelta(days=30), until=NOW)
+
+    assert not {o.pk for o in audited} & set(found.output_ids.tolist())
+    task_type = TaskType.objects.get(name="t")
+    assert found.by_task_type[task_type.pk].dropped_sparser_audits == 3
+
+
+def test_an_underpowered_run_holds_raises_audits_and_says_so(gateway, user_in):
+    reviewer = user_in("reviewer")
+    held_and_decided(gateway, reviewer, count=40)
+    task_type = TaskType.objects.get(name="t")
+    before = task_type.approve_threshold
+
+    run = cycles.cycle_run("thresholds", NOW)
+
+    approve = ThresholdChange.objects.get(cycle=run, which="approve")
+    assert approve.state == ThresholdChange.State.UNDERPOWERED
+    assert approve.new_value == before  # never a silent climb
+    assert approve.reason.startswith("Underpowered")
+    task_type.refresh_from_db()
+    assert task_type.audit_rate_approved == task_type.audit_rate_budget == 0.25
+    assert any("audit_rate_approved" in c for c in run.changes)
+    # The insufficient-evidence alert opens from it.
+    alerts.alerts_evaluate(NOW)
+    alert = Alert.objects.get(rule=Alert.Rule.INSUFFICIENT_EVIDENCE, subject="t")
+    assert "underpowered" in alert.message and "budget 0.25" in alert.message
+
+
+def record(task_type, state, at, evidence_=None, value=7.0):
+    run = CycleRun.objects.create(
+        kind="thresholds",
+        window_start=at - timedelta(days=30),
+        window_end=at,
+        started_at=at,
+        status="succeeded",
+    )
+    for which in ("review", "approve"):
+        ThresholdChange.objects.create(
+            cycle=run,
+            task_type=task_type,
+            which=which,
+            policy="guarded",
+            state=state,
+            old_value=value,
+            new_value=value,
+            reason=f"{state}.",
+            evidence=evidence_ or {},
+            at=at,
+        )
+
+
+BEST = {
+    "best_edit": {"error": 0.031, "threshold": 9.7},
+    "best_bad": {"error": 0.004, "threshold": 9.2},
+}
+
+
+def test_not_attainable_alerts_after_two_runs_in_a_row_with_the_best_certifiable(gateway):
+    ingest(gateway, 1, at=NOW - timedelta(days=1))
+    task_type = TaskType.objects.get(name="t")
+    record(task_type, "certified", NOW - timedelta(hours=36))
+    record(task_type, "not_attainable", NOW - timedelta(hours=24), BEST)
+    (before,) = [f for f in alerts.threshold_evidence(NOW) if f.rule == "not_attainable"]
+    assert not before.firing
+
+    record(task_type, "not_attainable", NOW - timedelta(hours=12), BEST)
+    (finding,) = [f for f in alerts.threshold_evidence(NOW) if f.rule == "not_attainable"]
+    assert finding.firing
+    assert "the best certifiable error is 0.0310 at threshold 9.7" in finding.message
+    assert finding.value == 0.031
+    states = {(s.task_type, s.which): s for s in selectors.threshold_states()}
+    approve = states[("t", "approve")]
+    assert approve.state == "not_attainable" and approve.runs_in_a_row == 2
+    assert approve.guarantee == "suspended"
+    assert (approve.best_certifiable_error, approve.best_certifiable_threshold) == (0.031, 9.7)
+
+
+def test_threshold_states_api_and_pages(gateway, user_in, client):
+    ingest(gateway, 1, at=NOW - timedelta(days=1))
+    task_type = TaskType.objects.get(name="t")
+    record(task_type, "underpowered", NOW - timedelta(hours=12))
+    admin = user_in("admin")
+    client.force_login(admin)
+
+    answer = client.get("/api/v1/thresholds/states/").json()
+    assert {(a["task_type"], a["which"], a["state"]) for a in answer} == {
+        ("t", "review", "underpowered"),
+        ("t", "approve", "underpowered"),
+    }
+    assert answer[0]["guarantee"] == "not shown: uncertified"
+
+    for page in ("/dashboard/drift/", f"/dashboard/thresholds/?task_type={task_type.name}"):
+        html = client.get(page).content.decode()
+        assert "Threshold states" in html and "Underpowered" in html
+
+
+def test_no_verdicts_at_all_leave_every_threshold_underpowered_not_broken(gateway):
+    ingest(gateway, 5, at=NOW - timedelta(days=1))
+    run = cycles.cycle_run("thresholds", NOW)
+    states = set(ThresholdChange.objects.filter(cycle=run).values_list("state", flat=True))
+    assert states == {"underpowered"}
+    assert np.isfinite([c.new_value for c in ThresholdChange.objects.filter(cycle=run)]).all()
