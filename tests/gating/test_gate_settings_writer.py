@@ -191,7 +191,16 @@ def test_the_pages_door_is_a_service_call(task_type, admin, gateway_api):
 
 
 def test_the_cycles_door(gateway_api):
-    end = simulate_history(days=2)
+    # Audits and budgets generous enough for two days of verdicts to certify a threshold
+    # that moves.
+    end = simulate_history(
+        days=2,
+        reviews_per_hour=100,
+        audit_rate_approved=0.5,
+        audit_rate_warning=0.5,
+        alpha_approve=0.5,
+        alpha_bad=0.5,
+    )
     task_type = TaskType.objects.get(name="summarize")
     stored_before = {w: getattr(task_type, f"{w}_threshold") for w in ("review", "approve")}
     before = ingest_named(gateway_api, task_type)
