@@ -183,13 +183,25 @@ def warning_band_move(
     def proposal(new: float, state: State, why: str) -> Proposal:
         return Proposal("review", review, round(new, 4), why, evidence, state)
 
+    below = _band_bound(window, review - RELEASE_SLICE, review, delta)
+    evidence["release"] = {"from": review - RELEASE_SLICE, "to": review, **below.as_dict()}
+    releasable = review - max_step >= 0 and below.effective_n >= needed and below.bound <= alpha
+    release = (
+        f"The held outputs within {RELEASE_SLICE:g} below have P(bad) {below.estimate:.4f} "
+        f"(bound {below.bound:.4f}): lowered by {max_step:g}."
+        if releasable
+        else ""
+    )
     if band.effective_n < needed:
-        return proposal(
-            review,
-            State.UNDERPOWERED,
+        why = (
             f"Underpowered: {band.effective_n:.0f} effective judged warnings, "
-            f"{math.ceil(needed)} needed to show {budget}. Held.",
+            f"{math.ceil(needed)} needed to show {budget}."
         )
+        # A band too thin to judge (say, the threshold just below the approve threshold)
+        # can still come down where what a step would deliver is shown within budget.
+        if releasable:
+            return proposal(max(0.0, review - max_step), State.UNDERPOWERED, f"{why} {release}")
+        return proposal(review, State.UNDERPOWERED, f"{why} Held.")
     if band.bound > alpha:
         if band.estimate < alpha:
             return proposal(
@@ -232,16 +244,9 @@ def warning_band_move(
             f"{first.estimate:.4f}, bounded only by {first.bound:.4f}. Raised by {max_step:g}.",
         )
     # Within budget: lower one step only if what a step would deliver is within it too.
-    below = _band_bound(window, review - RELEASE_SLICE, review, delta)
-    evidence["release"] = {"from": review - RELEASE_SLICE, "to": review, **below.as_dict()}
     within = f"The warnings' P(bad) {band.estimate:.4f} is bounded by {band.bound:.4f}."
-    if review - max_step >= 0 and below.effective_n >= needed and below.bound <= alpha:
-        return proposal(
-            max(0.0, review - max_step),
-            State.CERTIFIED,
-            f"{within} The held outputs within {RELEASE_SLICE:g} below have P(bad) "
-            f"{below.estimate:.4f} (bound {below.bound:.4f}): lowered by {max_step:g}.",
-        )
+    if releasable:
+        return proposal(max(0.0, review - max_step), State.CERTIFIED, f"{within} {release}")
     return proposal(
         review,
         State.CERTIFIED,

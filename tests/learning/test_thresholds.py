@@ -307,6 +307,19 @@ def test_warning_band_with_too_few_judged_holds():
     assert p.state == State.UNDERPOWERED and p.new == 4.0
 
 
+def test_an_empty_warning_band_still_comes_down_over_clean_held_outputs():
+    # The review threshold sits just below the approve threshold: no warnings at all. The
+    # held outputs just below it are 2 % bad: it comes down a step, still underpowered.
+    w = band_window([(6.7, 400, 8), (9.5, 1000, 0)])
+    p = thresholds.warning_band_move(w, review=6.9, approve=7.0, alpha=0.25, delta=DELTA)
+    assert p.state == State.UNDERPOWERED
+    assert p.new == pytest.approx(6.8)
+    # Had they been 60 % bad, it would hold.
+    w = band_window([(6.7, 400, 240), (9.5, 1000, 0)])
+    p = thresholds.warning_band_move(w, review=6.9, approve=7.0, alpha=0.25, delta=DELTA)
+    assert p.new == 6.9
+
+
 def test_constrain_keeps_each_thresholds_state():
     review = thresholds.Proposal("review", 6.9, 7.0, "up", {}, State.CERTIFIED)
     approve = thresholds.Proposal("approve", 7.0, 6.9, "down", {}, State.UNDERPOWERED)
