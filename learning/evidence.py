@@ -14,8 +14,9 @@ review behind them, and turns them into what the pure statistics take:
 * the label model fitted to every review (``learning.statistics.labels``), with a prior per
   task type and score band (each task type is a stratum: an easy task type's error at a
   score is not a hard one's): adjudications are the adjudicating lead's verdict, and a
-  modify marked style only counts as an approve. Its posterior P(bad) and P(needs an edit or bad) are each output's losses; the
-  bootstrap replicates, when asked for, carry the label model's own uncertainty.
+  modify marked style only counts as an approve. Its posterior P(bad) and P(needs an edit
+  or bad) are each output's losses; the bootstrap replicates, when asked for, carry the
+  label model's own uncertainty.
 """
 
 from __future__ import annotations

@@ -102,7 +102,9 @@ Three outcomes:
   the bound always exceeds the estimate, so no amount of data like this would pass it. With
   no candidate testable against the tighter budget (a very small one needs thousands of
   outputs), the highest candidate with data enough for the looser budget is looked at the
-  same way.
+  same way. Not where a higher candidate with data enough for the looser budget
+  is within both budgets by its estimates: that one lacks only data, so the state is
+  underpowered.
 
 Every outcome also reports, per budget, the best certifiable error: the smallest budget at
 which that budget's search alone would certify a threshold, and the lowest threshold it
@@ -604,10 +606,17 @@ def certify_approve_threshold(
         probe = next((c for c in candidates if c.effective_n >= looser), None)
         if probe is not None and probe.beyond_reach:
             stopped_at = probe
+    looser = minimum_effective_sample(max(alpha_bad, alpha_edit), delta_sampling)
     if certified is not None:
         state = State.CERTIFIED
     elif stopped_at is not None and stopped_at.beyond_reach:
-        state = State.NOT_ATTAINABLE
+        # Out of reach where tested; but a higher threshold within budget by its estimates,
+        # on data enough for the looser budget, only lacks the data to be tested.
+        hopeful = any(
+            c.threshold > stopped_at.threshold and c.effective_n >= looser and not c.beyond_reach
+            for c in candidates
+        )
+        state = State.UNDERPOWERED if hopeful else State.NOT_ATTAINABLE
     else:
         state = State.UNDERPOWERED
 
@@ -682,6 +691,14 @@ def smoothed_move(
                 f"Underpowered: no threshold has enough judged outputs for even a clean record "
                 f"to show {budgets} ({most.effective_n:.0f} effective at {most.threshold:g} "
                 f"at best; {math.ceil(c.needed_effective_n)} needed)."
+            )
+        elif c.stopped_at.beyond_reach:
+            s = c.stopped_at
+            why = (
+                f"Underpowered: at {s.threshold:g}, the first threshold with enough data to "
+                f"test, the estimates (P(bad) {s.bad.estimate:.4f}, P(edit or bad) "
+                f"{s.edit.estimate:.4f}) are over budget, but higher thresholds are within it "
+                "by their estimates, on too few verdicts to test; more audits may pass one."
             )
         else:
             s = c.stopped_at

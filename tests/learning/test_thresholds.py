@@ -211,6 +211,22 @@ def test_a_tiny_budget_is_found_not_attainable_before_anything_is_testable():
     assert certified.new == pytest.approx(8.9)
 
 
+def test_a_budget_missed_low_down_but_met_higher_up_on_thin_data_is_underpowered():
+    # 100 clean outputs at 9.8 (enough for the 5 % budget's clean record, ~70, not the 1 %
+    # one's, ~370); 2,000 at 9.0 needing an edit one time in ten. The first tested
+    # candidate (9.0) is out of reach, but 9.8 only lacks data: underpowered.
+    w = window([(9.8, 100, 1.0, 0, 0), (9.0, 2000, 1.0, 0, 200)])
+    result = certify.certify_approve_threshold(w.scores, w.weights, w.loss_bad, w.loss_edit)
+    assert result.stopped_at.threshold == 9.0 and result.stopped_at.beyond_reach
+    assert result.state == State.UNDERPOWERED
+    move = certify.smoothed_move(9.0, result, last_certified=None)
+    assert "higher thresholds are within it" in move.reason and move.new == 9.0
+    # Without the clean outputs above, nothing is within reach anywhere.
+    low = window([(9.0, 2000, 1.0, 0, 200)])
+    result = certify.certify_approve_threshold(low.scores, low.weights, low.loss_bad, low.loss_edit)
+    assert result.state == State.NOT_ATTAINABLE
+
+
 def test_certified_tightens_at_once_and_loosens_by_a_step():
     clean_top = [(9.6, 3000, 1.0, 0, 0), (9.5, 3000, 1.0, 30, 900)]
     w = window(clean_top)
