@@ -396,6 +396,7 @@ def _guarded(task_type: TaskType, found: evidence.JudgedEvidence):
         last_certified=last_certified,
     )
     approve = next(p for p in proposals if p.which == "approve")
+    approve.evidence["audits"] = found.audits_achieved(task_type.pk)
     audit_rate = thresholds.audit_rate(
         approve.state, task_type.audit_rate_approved, budget=task_type.audit_rate_budget
     )

@@ -57,6 +57,21 @@ class JudgedEvidence:
     bootstrap: labels.LabelBootstrap | None
     by_task_type: dict[int, TaskTypeEvidence]
     reviews: int
+    # Per (task type id, stratum): audits drawn in the window and decided by its end.
+    coverage: dict[tuple[int, str], tuple[int, int]]
+
+    def audits_achieved(self, task_type_id: int) -> dict[str, dict]:
+        """Each audit stratum's draws, decisions and the share decided: what the weights
+        multiply the draw rates by, recorded with the run."""
+        return {
+            stratum: {
+                "drawn": created,
+                "decided": decided,
+                "share_decided": round(decided / created, 4) if created else None,
+            }
+            for (task_type, stratum), (created, decided) in sorted(self.coverage.items())
+            if task_type == task_type_id
+        }
 
     def window(self, task_type_id: int) -> thresholds.Window:
         rows = self.by_task_type[task_type_id].rows
@@ -143,6 +158,7 @@ def judged_evidence(
         bootstrap=boot,
         by_task_type=by_task_type,
         reviews=len(reviews),
+        coverage=coverage,
     )
 
 

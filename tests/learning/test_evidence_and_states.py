@@ -99,6 +99,13 @@ def test_an_audit_stands_for_its_rate_times_the_share_of_audits_decided(
     assert weight[audited[0].pk] == pytest.approx(1 / (0.2 * 0.5))
     held = [w for pk, w in weight.items() if pk not in {o.pk for o in audited}]
     assert held == [1.0] * 30
+    assert found.audits_achieved(task_type.pk) == {
+        "approved": {"drawn": 2, "decided": 1, "share_decided": 0.5}
+    }
+    # And the thresholds run records them with the approve threshold's evidence.
+    run = cycles.cycle_run("thresholds", NOW)
+    approve = ThresholdChange.objects.get(cycle=run, which="approve")
+    assert approve.evidence["audits"]["approved"]["share_decided"] == 0.5
 
 
 def test_audits_drawn_sparser_than_their_rate_today_are_left_out(gateway, user_in):
