@@ -1,0 +1,80 @@
+"""The learning policy in closed-loop histories, against the simulated world's ground truth
+(learning/simulation/loop.py, measured by learning/simulation/quality.py).
+
+A reduced count of bench/learning_quality.py's histories: one 30-day history of the default
+world at 10,000 outputs a day, and a short one with a budget that cannot be met. Only
+what holds is asserted here; docs/performance.md gives every claim's figures, met or not. What each
+checks comes from the truth the loop keeps beside every output, never from the policy's own
+figures.
+"""
+
+import numpy as np
+import pytest
+
+from learning.simulation import loop, quality
+
+OUTPUTS_PER_DAY = 10_000
+REVIEWS_PER_DAY = 2_700
+
+
+@pytest.fixture(scope="module")
+def default_world() -> loop.History:
+    return loop.run_history(
+        loop.history_config(1003, days=30, outputs_per_day=OUTPUTS_PER_DAY),
+        loop.LoopSettings(reviews_per_day=REVIEWS_PER_DAY),
+    )
+
+
+def test_the_approve_threshold_never_climbs_unless_certified(default_world):
+    for t in range(4):
+        runs = [r for r in default_world.runs if r.task_type == t]
+        before = default_world.settings.approve
+        for r in runs:
+            if r.approve > before:
+                assert r.approve_state == "certified", (t, r.block, before, r.approve)
+            before = r.approve
+        assert not any(r.approve >= 10.0 for r in runs)
+
+
+def test_the_estimated_error_is_within_two_points_of_the_truth(default_world):
+    # Claim 2: in the last week's thresholds runs, at 9.0 and 9.5, against the true error
+    # of the window's traffic scored the same way.
+    gaps = np.array(quality.estimate_gaps(default_world))
+    gaps = gaps[~np.isnan(gaps)]
+    assert len(gaps) >= 50
+    assert (gaps <= quality.ESTIMATE_TOLERANCE).mean() >= 0.9
+
+
+def test_rare_decisive_validators_keep_their_weight(default_world):
+    # Claim 6: security and schema within a factor of 2 of a logistic model fitted to the
+    # true labels, after 120 validator cycles.
+    for row in quality.weight_ratios(default_world):
+        for name in quality.RARE_DECISIVE:
+            assert 0.5 <= row[name] <= 2.0, row
+
+
+def test_what_is_certified_holds_against_the_truth(default_world):
+    # Claim 1, where it applies: task types whose approve threshold was certified in every
+    # run of the last week auto-approved outputs within both budgets.
+    certified = [u for u in quality.approved_error(default_world) if u["certified_throughout"]]
+    assert certified, "no task type was certified all week"
+    assert not [u for u in certified if u["exceeds"]]
+
+
+def test_a_budget_that_cannot_be_met_is_never_climbed_toward():
+    # Part of claim 4: with P(edit or bad) <= 0.005, far below the world's error at any
+    # threshold, the approve threshold stays where it started and nothing is certified.
+    # (How soon "not attainable" is called is measured by bench/learning_quality.py.)
+    settings = loop.LoopSettings(reviews_per_day=REVIEWS_PER_DAY)
+    tight = loop.LoopSettings(
+        reviews_per_day=REVIEWS_PER_DAY,
+        budgets=type(settings.budgets)(alpha_edit=0.005),
+    )
+    history = loop.run_history(
+        loop.history_config(1004, days=3, outputs_per_day=OUTPUTS_PER_DAY), tight
+    )
+    rows = quality.not_attainable_within(history, runs=6, in_a_row=2)
+    assert not any(r["climbed"] for r in rows), rows
+    assert not any(r.approve_state == "certified" for r in history.runs)
+    # And for most task types the alert's rule holds within the three days.
+    assert sum(r["alert_within"] for r in rows) >= 3, rows
