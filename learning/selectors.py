@@ -10,7 +10,7 @@ from datetime import datetime
 from django.db.models import Exists, OuterRef
 
 from gating.models import Review, ReviewItem, TaskType
-from learning.models import CycleRun, ReviewerReliability, ThresholdChange, TierAssessment
+from learning.models import CycleRun, ThresholdChange, TierAssessment
 from learning.statistics import importance
 
 APPROVE = Review.Action.APPROVE
@@ -252,21 +252,6 @@ def threshold_states() -> list[ThresholdState]:
                 )
             )
     return states
-
-
-def reviewer_weights() -> dict[int, float]:
-    """Each reviewer's reliability from the latest agreement cycle that succeeded; the
-    cycles weight a reviewer with no assessment yet as 1."""
-    latest = (
-        CycleRun.objects.filter(kind=CycleRun.Kind.AGREEMENT, status=CycleRun.Status.SUCCEEDED)
-        .order_by("-window_end")
-        .first()
-    )
-    if latest is None:
-        return {}
-    return dict(
-        ReviewerReliability.objects.filter(cycle=latest).values_list("reviewer_id", "reliability")
-    )
 
 
 def routing_advice() -> list[dict]:
