@@ -456,8 +456,12 @@ class Certification:
 
 def grid(top: float = GRID_TOP, bottom: float = GRID_BOTTOM) -> np.ndarray:
     """Candidate thresholds from ``top`` down to ``bottom`` in GRID_STEP steps."""
-    steps = round((top - bottom) / GRID_STEP)
-    return np.round(top - GRID_STEP * np.arange(steps + 1), 1)
+    # Whole steps only (a quotient within _INTEGER_TOLERANCE below a whole number counts as
+    # it), so that no candidate falls below the bottom; rounded to clear the noise of the
+    # steps (10 - 3 x 0.1 is 9.700000000000001), not to tenths, so that a top between tenths
+    # (the approve threshold less a gap) is the first candidate, not the tenth above it.
+    steps = math.floor((top - bottom) / GRID_STEP + _INTEGER_TOLERANCE)
+    return np.round(top - GRID_STEP * np.arange(steps + 1), 10)
 
 
 class _Tails:

@@ -605,3 +605,28 @@ def test_not_attainable_never_climbs():
     result = search([(9.0, 300, 1.0, 30)])
     for current in (3.0, 7.0, 9.5):
         assert certify.smoothed_move(current, result, last_certified=9.9).new == current
+
+
+# --------------------------------------------------------------------------- the grid
+
+
+@pytest.mark.parametrize(
+    ("top", "bottom", "expected"),
+    [
+        # A ceiling between tenths, as the approve threshold less a gap can be.
+        (7.15, 6.7, [7.15, 7.05, 6.95, 6.85, 6.75]),
+        (9.95, 9.5, [9.95, 9.85, 9.75, 9.65, 9.55]),
+        # Never below the bottom: (7.25 - 6.5) / 0.1 = 7.5 steps, so 7 of them.
+        (7.25, 6.5, [7.25, 7.15, 7.05, 6.95, 6.85, 6.75, 6.65, 6.55]),
+        (7.0, 7.0, [7.0]),
+    ],
+)
+def test_the_grid_starts_at_the_top_even_between_tenths(top, bottom, expected):
+    assert certify.grid(top, bottom).tolist() == expected
+
+
+def test_the_search_starts_at_a_top_between_tenths():
+    found = search([(9.0, 300, 1.0, 0)], top=9.95, bottom=8.9)
+    expected = [9.95, 9.85, 9.75, 9.65, 9.55, 9.45, 9.35, 9.25, 9.15, 9.05, 8.95]
+    assert [c.threshold for c in found.candidates] == expected
+    assert found.threshold == 8.95
