@@ -112,7 +112,10 @@ bench: $(STAMP)
 # here). Each pattern also matches its functions' names, by which mutmut picks the tests of
 # its clean run. `mutmut results` leaves out the other mutants of cycles.py: not checked.
 MUTANTS := 'gating.scoring.*' 'gating.outbox.*' 'gating.users.*' 'gating.api.strict.*' \
-	'learning.cycles.x__start*' 'learning.cycles.x_cycles_resume*'
+	'learning.cycles.x__start*' 'learning.cycles.x_cycles_resume*' \
+	'learning.statistics.certify.*' 'learning.statistics.weights.*' \
+	'learning.statistics.agreement.*' 'learning.statistics.importance.*' \
+	'learning.statistics.drift.*' 'learning.statistics.tiers.*'
 
 ## Mutation testing (docs/reliability.md): the figures, then each mutant tested that was not killed.
 mutants: $(STAMP)

@@ -9,6 +9,7 @@ traffic whose true error is known.
 
 import json
 import math
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -206,6 +207,7 @@ COVERAGE_DRAWS = 400
 COVERAGE_DELTA = 0.1
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("fractional", [False, True], ids=["verdicts", "posteriors"])
 @pytest.mark.parametrize("audit_rate", [0.05, 0.2])
 @pytest.mark.parametrize("true_rate", [0.01, 0.03, 0.05])
@@ -232,6 +234,7 @@ def test_the_bound_covers_the_true_mean_in_all_but_delta_of_windows(
     assert np.median(ratios) <= (4.5 if audit_rate == 0.05 else 2.5)
 
 
+@pytest.mark.statistical
 def test_500_effective_outputs_at_a_true_error_of_1_percent_certify_5_percent():
     # Five failures in 500, by hand, and then 500 draws at a true rate of 0.01.
     five = np.r_[np.ones(5), np.zeros(495)]
@@ -496,6 +499,7 @@ def world_history(rng, traffic=20_000):
     return scores, 1 / inclusion, bad, edit
 
 
+@pytest.mark.statistical
 def test_the_search_keeps_its_guarantee_on_simulated_traffic():
     rng = np.random.default_rng(2026)
     histories, delta = 150, 0.1
@@ -514,6 +518,7 @@ def test_the_search_keeps_its_guarantee_on_simulated_traffic():
     assert min(t for t in chosen if t is not None) < 4.0
 
 
+@pytest.mark.statistical
 def test_a_larger_budget_never_certifies_a_higher_threshold_here():
     # In this world a larger budget only adds candidates that pass; the module docstring says
     # why that is not so for every data set.
@@ -607,7 +612,197 @@ def test_not_attainable_never_climbs():
         assert certify.smoothed_move(current, result, last_certified=9.9).new == current
 
 
-# --------------------------------------------------------------------------- the grid
+# --------------------------------------------------------------------------- known answers
+# The tests below pin what the module returns and says, case by case, with the values worked
+# out by hand or by hb_by_hand; `make mutants` runs them, and not the statistical tests above.
+
+
+def clean_bound(n: int, delta: float) -> float:
+    """The bound of n outputs of weight 1 with no loss: 1 - delta^(1/n)."""
+    return 1 - delta ** (1 / n)
+
+
+def test_a_bound_with_unequal_weights_counts_its_effective_sample():
+    # 100 clean outputs of weight 20: X's bound at 0.9 delta, Y's (no Y at all) at 0.1 delta.
+    lower_mean_weight = 20 - 19 * clean_bound(100, 0.1 * DELTA)
+    bound = 20 * clean_bound(100, 0.9 * DELTA) / lower_mean_weight
+    result = certify.weighted_loss_bound(np.zeros(100), np.full(100, 20.0), delta=DELTA)
+    assert result.bound == pytest.approx(bound, rel=1e-9)
+    # As many weight-1 outputs as would get the same clean bound: ln(delta) / ln(1 - bound).
+    assert result.effective_n == pytest.approx(math.log(DELTA) / math.log(1 - bound), rel=1e-9)
+    assert result.effective_n == pytest.approx(91.79, abs=0.01)
+
+
+def test_replicates_of_weighted_outputs_are_bounded_as_the_point_losses_are():
+    # Every weight 20: X = l, Y = 0. 40 replicates with 0 losses and one with 4 losses in 100:
+    # k = ceil(0.975 x 41) = 40, the largest, bounded at delta / 2 like the point losses.
+    n, half = 100, DELTA / 2
+    replicates = np.zeros((40, n))
+    replicates[17, :4] = 1.0
+    result = certify.weighted_loss_bound(
+        np.zeros(n), np.full(n, 20.0), delta=DELTA, replicates=replicates
+    )
+    lower_mean_weight = 20 - 19 * clean_bound(n, 0.1 * half)
+    upper_x = hb_by_hand(0.04, n, 0.9 * half, 4)
+    assert result.bound == pytest.approx(20 * upper_x / lower_mean_weight, rel=1e-9)
+
+
+def test_a_sum_a_hair_above_an_integer_counts_as_that_integer():
+    # Three losses of 1 and one of 5e-8 in 100: within 1e-9 per output of 3, so Bentkus's
+    # k is 3, as for a sum of exactly 3.
+    losses = np.r_[np.ones(3), 5e-8, np.zeros(96)]
+    assert certify.weighted_loss_bound(losses, ones(100), delta=DELTA).bound == pytest.approx(
+        hb_by_hand(0.03, 100, DELTA, 3), rel=1e-9
+    )
+
+
+def test_a_sum_that_rounds_up_to_the_count_leaves_only_the_hoeffding_bound():
+    # 2.5 in 3 outputs: Bentkus's k = 3 = n, so its bound is 1 and Hoeffding's decides.
+    result = certify.weighted_loss_bound([1.0, 1.0, 0.5], ones(3), delta=DELTA)
+    assert result.bound == pytest.approx(hb_by_hand(2.5 / 3, 3, DELTA, 3), rel=1e-9)
+    assert certify.hoeffding_bentkus_upper(2.5 / 3, 3, DELTA) == pytest.approx(
+        hb_by_hand(2.5 / 3, 3, DELTA, 3), rel=1e-9
+    )
+
+
+@pytest.mark.parametrize(("total", "n", "delta"), [(41.25, 50, 0.05), (16.25, 50, 0.1)])
+def test_the_hoeffding_root_is_solved_to_full_precision(total, n, delta):
+    # Posteriors that sum to just above an integer put Bentkus's k a whole loss higher, and
+    # Hoeffding's bound decides: Newton's method must have converged, not just be near.
+    k = math.ceil(total)
+    expected = hb_by_hand(total / n, n, delta, k)
+    assert certify.hoeffding_bentkus_upper(total / n, n, delta) == pytest.approx(
+        expected, rel=1e-13
+    )
+
+
+def test_hoeffding_bentkus_upper_at_the_ends_of_its_domain():
+    assert certify.hoeffding_bentkus_upper(0.0, 0, DELTA) == 1.0
+    assert certify.hoeffding_bentkus_upper(1.0, 10, DELTA) == 1.0
+    assert certify.hoeffding_bentkus_upper(0.0, 10, DELTA) == pytest.approx(
+        clean_bound(10, DELTA), rel=1e-9
+    )
+
+
+@pytest.mark.parametrize(
+    ("mean", "n", "delta", "message"),
+    [
+        (0.1, 10, 0.0, r"^delta must be strictly between 0 and 1, not 0.0$"),
+        (0.1, -1, DELTA, r"^n must be at least 0, not -1$"),
+        (-0.1, 10, DELTA, r"^mean must be in \[0, 1\], not -0.1$"),
+        (1.5, 10, DELTA, r"^mean must be in \[0, 1\], not 1.5$"),
+    ],
+)
+def test_hoeffding_bentkus_upper_refuses_what_is_not_a_mean(mean, n, delta, message):
+    with pytest.raises(ValueError, match=message):
+        certify.hoeffding_bentkus_upper(mean, n, delta)
+
+
+@pytest.mark.parametrize(
+    ("alpha", "delta", "message"),
+    [
+        (0.0, DELTA, r"^alpha must be strictly between 0 and 1, not 0.0$"),
+        (0.01, 1.0, r"^delta must be strictly between 0 and 1, not 1.0$"),
+    ],
+)
+def test_minimum_effective_sample_refuses_levels_outside_zero_one(alpha, delta, message):
+    with pytest.raises(ValueError, match=message):
+        certify.minimum_effective_sample(alpha, delta)
+
+
+def test_losses_and_weights_may_be_decimals():
+    # PostgreSQL's numeric columns come back from psycopg as Decimal.
+    result = certify.weighted_loss_bound(
+        [Decimal("0.5"), Decimal(0)], [Decimal(1), Decimal(1)], delta=DELTA
+    )
+    assert result.estimate == 0.25
+    assert result.bound == pytest.approx(hb_by_hand(0.25, 2, DELTA, 1), rel=1e-9)
+
+
+def test_decimal_replicates_and_scores_are_taken_as_numbers():
+    n = 60
+    replicates = [[Decimal(0)] * n] * 39
+    result = certify.weighted_loss_bound(np.zeros(n), ones(n), delta=DELTA, replicates=replicates)
+    assert result.bound == pytest.approx(clean_bound(n, DELTA / 2), rel=1e-9)
+    found = certify.certify_approve_threshold(
+        [Decimal("9.0")] * 300, ones(300), np.zeros(300), np.zeros(300)
+    )
+    assert (found.state, found.threshold) == (State.CERTIFIED, 0.0)
+
+
+def test_the_design_weight_may_equal_the_largest_weight_and_stands_even_without_outputs():
+    losses, weights = np.zeros(50), np.full(50, 10.0)
+    # c = 10: X's bound at 0.9 delta, Y's (no Y at all) at 0.1 delta.
+    by_hand = 10 * clean_bound(50, 0.9 * DELTA) / (10 - 9 * clean_bound(50, 0.1 * DELTA))
+    assert certify.weighted_loss_bound(losses, weights, max_weight=10.0).bound == pytest.approx(
+        by_hand, rel=1e-9
+    )
+    assert certify.weighted_loss_bound([], [], max_weight=1.5).bound == 1.0
+    with pytest.raises(
+        ValueError, match=r"^max_weight must be finite and at least every weight \(10\), not inf$"
+    ):
+        certify.weighted_loss_bound(losses, weights, max_weight=math.inf)
+
+
+@pytest.mark.parametrize(
+    ("replicates", "message"),
+    [
+        (np.full((39, 5), 1.5), r"^replicates must all be in \[0, 1\] \(and not NaN\)$"),
+        (np.full((39, 5), -0.5), r"^replicates must all be in \[0, 1\] \(and not NaN\)$"),
+        (np.full((39, 5), np.nan), r"^replicates must all be in \[0, 1\] \(and not NaN\)$"),
+        (
+            np.zeros(5),
+            r"^replicates must have shape \(B, 5\), one loss vector per row, not \(5,\)$",
+        ),
+    ],
+)
+def test_replicates_outside_zero_one_are_refused(replicates, message):
+    with pytest.raises(ValueError, match=message):
+        certify.weighted_loss_bound(np.zeros(5), ones(5), replicates=replicates)
+
+
+@pytest.mark.parametrize(
+    ("losses", "message"),
+    [
+        (np.zeros((2, 2)), r"^losses must be one-dimensional, not of shape \(2, 2\)$"),
+        ([0.0, 2.0], r"^losses must all be in \[0, 1\] \(and not NaN\)$"),
+    ],
+)
+def test_malformed_losses_are_refused_by_name(losses, message):
+    with pytest.raises(ValueError, match=message):
+        certify.weighted_loss_bound(losses, ones(len(losses)))
+
+
+def test_the_loss_bound_is_kept_rounded():
+    bound = certify.LossBound(
+        n=3, effective_n=2.34567, estimate=0.1234567, sampling_bound=0.2345678, bound=0.3456789
+    )
+    assert bound.as_dict() == {
+        "n": 3,
+        "effective_n": 2.35,
+        "estimate": 0.12346,
+        "sampling_bound": 0.23457,
+        "bound": 0.34568,
+    }
+    empty = certify.weighted_loss_bound([], []).as_dict()
+    assert empty == {
+        "n": 0,
+        "effective_n": 0.0,
+        "estimate": None,
+        "sampling_bound": 1.0,
+        "bound": 1.0,
+    }
+
+
+# --------------------------------------------------------------------------- the search, by hand
+
+
+def test_the_grid_runs_from_top_to_bottom_in_tenths():
+    assert certify.grid(9.0, 8.5).tolist() == [9.0, 8.9, 8.8, 8.7, 8.6, 8.5]
+    assert certify.grid().tolist() == [round(10 - k / 10, 1) for k in range(101)]
+    found = search([(9.0, 300, 1.0, 0)], top=9.5, bottom=8.0)
+    assert [c.threshold for c in found.candidates] == certify.grid(9.5, 8.0).tolist()
+    assert found.threshold == 8.0
 
 
 @pytest.mark.parametrize(
@@ -630,3 +825,380 @@ def test_the_search_starts_at_a_top_between_tenths():
     expected = [9.95, 9.85, 9.75, 9.65, 9.55, 9.45, 9.35, 9.25, 9.15, 9.05, 8.95]
     assert [c.threshold for c in found.candidates] == expected
     assert found.threshold == 8.95
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"alpha_bad": 0.0}, r"^alpha_bad must be strictly between 0 and 1, not 0.0$"),
+        ({"alpha_edit": 1.0}, r"^alpha_edit must be strictly between 0 and 1, not 1.0$"),
+        ({"delta": 1.5}, r"^delta must be strictly between 0 and 1, not 1.5$"),
+    ],
+)
+def test_the_search_refuses_levels_outside_zero_one(options, message):
+    with pytest.raises(ValueError, match=message):
+        search([(9.0, 10, 1.0, 0)], **options)
+
+
+@pytest.mark.parametrize(
+    ("scores", "loss_bad", "loss_edit", "message"),
+    [
+        ([[9.0, 8.0]], [0.0, 0.0], [0.0, 0.0], "^scores must be a one-dimensional array of"),
+        ([9.0, math.nan], [0.0, 0.0], [0.0, 0.0], "^scores must be a one-dimensional array of"),
+        ([9.0, 8.0], [0.0], [0.0, 0.0], "^loss_bad has 1 values for 2 outputs$"),
+        ([9.0, 8.0], [0.0, 0.0], [0.0, 0.0, 0.0], "^loss_edit has 3 values for 2 outputs$"),
+        ([9.0, 8.0], [0.0, 0.0], [0.0, -1.0], r"^loss_edit must all be in \[0, 1\]"),
+    ],
+)
+def test_the_search_refuses_malformed_inputs_by_name(scores, loss_bad, loss_edit, message):
+    with pytest.raises(ValueError, match=message):
+        certify.certify_approve_threshold(scores, [1.0, 1.0], loss_bad, loss_edit)
+
+
+def test_replicates_come_in_pairs_either_way():
+    scores, losses = [9.0] * 5, np.zeros(5)
+    message = "^replicates_bad and replicates_edit must be given together$"
+    with pytest.raises(ValueError, match=message):
+        certify.certify_approve_threshold(
+            scores, ones(5), losses, losses, replicates_edit=np.zeros((39, 5))
+        )
+    with pytest.raises(ValueError, match=message):
+        certify.certify_approve_threshold(
+            scores, ones(5), losses, losses, replicates_bad=np.zeros((39, 5))
+        )
+
+
+def equal_weights_bound(losses: int, n: int, weight: float, delta: float) -> float:
+    """The bound of n outputs that all have weight c = ``weight``, ``losses`` of them lost:
+    X = w l / c = l, and Y = (c - w) / (c - 1) = 0, with 0.9 and 0.1 of delta."""
+    upper_x = hb_by_hand(losses / n, n, 0.9 * delta, losses)
+    lower_mean_weight = weight - (weight - 1) * clean_bound(n, 0.1 * delta)
+    return min(1.0, weight * upper_x / lower_mean_weight)
+
+
+def test_each_budget_is_widened_by_its_own_replicates_in_any_order():
+    # 300 clean outputs at 9.0 and 300 more at 8.0, every weight 10. 39 replicates at
+    # delta / 2: k = ceil(0.975 x 40) = 39, the largest. Replicate j of P(bad) loses
+    # bad[j] of the 9.0 block, a shuffle of 0 to 38; of P(edit), edit[j], 2 to 40.
+    rng = np.random.default_rng(3)
+    scores = np.r_[np.full(300, 9.0), np.full(300, 8.0)]
+    bad, edit = rng.permutation(39), rng.permutation(39) + 2
+    rep_bad, rep_edit = np.zeros((39, 600)), np.zeros((39, 600))
+    for j in range(39):
+        rep_bad[j, : bad[j]] = 1.0
+        rep_edit[j, : edit[j]] = 1.0
+    result = certify.certify_approve_threshold(
+        scores,
+        np.full(600, 10.0),
+        np.zeros(600),
+        np.zeros(600),
+        replicates_bad=rep_bad,
+        replicates_edit=rep_edit,
+        alpha_bad=0.2,
+        alpha_edit=0.2,
+    )
+    bounds = {c.threshold: (c.bad.bound, c.edit.bound) for c in result.candidates}
+    half = DELTA / 2
+    assert bounds[10.0] == (1.0, 1.0)
+    for threshold, n in ((9.0, 300), (8.0, 600)):
+        assert bounds[threshold] == pytest.approx(
+            (equal_weights_bound(38, n, 10.0, half), equal_weights_bound(40, n, 10.0, half)),
+            rel=1e-9,
+        )
+    clean = next(c for c in result.candidates if c.threshold == 9.0).bad.sampling_bound
+    assert clean == pytest.approx(equal_weights_bound(0, 300, 10.0, half), rel=1e-9)
+
+
+def test_each_candidate_is_bounded_with_its_own_largest_weight():
+    # 300 clean outputs at 9.0 of weight 2, and 100 at 5.0 of weight 20 (a sparser stratum).
+    # From 9.0 to 5.1 the largest weight is 2, from 5.0 down 20. At 5.0: X = 0; Y = (20 -
+    # w) / 19 sums to 300 x 18/19 = 284.2 (Bentkus's k 285).
+    found = search([(9.0, 300, 2.0, 0), (5.0, 100, 20.0, 0)], alpha_bad=0.05)
+    bounds = {c.threshold: c.bad.bound for c in found.candidates}
+    assert bounds[9.5] == 1.0
+    assert (
+        bounds[9.0]
+        == bounds[5.1]
+        == pytest.approx(equal_weights_bound(0, 300, 2.0, DELTA), rel=1e-9)
+    )
+    lower_mean_weight = 20 - 19 * hb_by_hand(300 * 18 / 19 / 400, 400, 0.1 * DELTA, 285)
+    assert bounds[5.0] == pytest.approx(
+        20 * clean_bound(400, 0.9 * DELTA) / lower_mean_weight, rel=1e-9
+    )
+    # Outputs of weight 1 alone are bounded as such, with all of delta.
+    ones_only = search([(9.0, 300, 1.0, 0), (5.0, 100, 20.0, 0)], alpha_bad=0.05)
+    top = next(c for c in ones_only.candidates if c.threshold == 9.0)
+    assert top.bad.bound == pytest.approx(clean_bound(300, DELTA), rel=1e-9)
+
+
+def test_headroom_asks_each_tested_candidate_for_more_data():
+    # Halving the tighter budget for the test of data: 0.01 / 2 needs ln 0.05 / ln 0.995 =
+    # 597.6 effective outputs, so 400 clean ones are no longer enough.
+    assert search([(9.0, 400, 1.0, 0)]).state is State.CERTIFIED
+    found = search([(9.0, 400, 1.0, 0)], headroom=2.0)
+    assert found.needed_effective_n == pytest.approx(math.log(0.05) / math.log(0.995), rel=1e-12)
+    assert found.state is State.UNDERPOWERED and found.stopped_at is None
+
+
+def test_out_of_reach_shows_on_data_enough_for_the_looser_budget():
+    # 100 outputs at 9.0, 10 bad: too few to test P(bad) <= 0.01 (298 needed), enough for
+    # the looser budget (59 for 0.05), where the estimate, 0.1, already misses 0.01.
+    found = search([(9.0, 100, 1.0, 10)])
+    assert found.state is State.NOT_ATTAINABLE
+    assert found.stopped_at.threshold == 9.0
+    # With no loss there the same candidate only lacks data.
+    assert search([(9.0, 100, 1.0, 0)]).stopped_at is None
+
+
+def test_the_looser_budget_counts_a_candidate_exactly_at_its_minimum():
+    # The looser budget is the clean bound of these 100 outputs: its minimum effective
+    # sample is exactly theirs, so they can show P(bad) out of reach.
+    budget = certify.weighted_loss_bound(np.zeros(100), ones(100)).bound
+    found = search([(9.0, 100, 1.0, 10)], alpha_edit=budget)
+    assert (found.state, found.stopped_at.threshold) == (State.NOT_ATTAINABLE, 9.0)
+
+
+def test_a_higher_candidate_within_budget_on_thin_data_makes_it_underpowered():
+    # 100 clean outputs at 9.5 (enough for the looser budget only), then 300 at 9.0 of which
+    # 30 bad: 9.0 is tested and misses P(bad) by its estimate (30/400), but 9.5 to 9.1 are
+    # within both budgets by theirs, and more audits may pass one of them.
+    found = search([(9.5, 100, 1.0, 0), (9.0, 300, 1.0, 30)])
+    assert found.stopped_at.threshold == 9.0 and found.stopped_at.beyond_reach
+    assert found.state is State.UNDERPOWERED
+    # Without the clean outputs above, nothing is: not attainable.
+    assert search([(9.0, 400, 1.0, 30)]).state is State.NOT_ATTAINABLE
+    # Nor with too few of them for even the looser budget (59).
+    assert search([(9.5, 50, 1.0, 0), (9.0, 350, 1.0, 30)]).state is State.NOT_ATTAINABLE
+
+
+def test_a_certified_outcome_looks_for_no_stop_above_it():
+    # 100 outputs at 9.5, 2 bad: data enough for the looser budget only, and 0.02 misses
+    # P(bad) <= 0.01 by its estimate. Below, 3000 clean outputs at 9.0 pass down to 0.0:
+    # the search certified without a failure, and has nowhere it stopped.
+    found = search([(9.5, 100, 1.0, 2), (9.0, 3000, 1.0, 0)])
+    assert (found.state, found.threshold) == (State.CERTIFIED, 0.0)
+    assert found.stopped_at is None
+    assert found.as_dict()["stopped_at"] is None
+
+
+def test_a_higher_candidate_exactly_at_the_looser_minimum_counts():
+    budget = certify.weighted_loss_bound(np.zeros(100), ones(100)).bound
+    found = search([(9.5, 100, 1.0, 0), (9.0, 300, 1.0, 30)], alpha_edit=budget)
+    assert found.state is State.UNDERPOWERED
+
+
+def test_the_sampling_share_of_delta():
+    assert certify.sampling_delta(0.05, with_replicates=False) == 0.05
+    assert certify.sampling_delta(0.05, with_replicates=True) == 0.025
+
+
+def test_a_candidate_whose_effective_sample_is_exactly_the_minimum_is_tested():
+    # The budget is the clean bound of these 100 outputs, so the minimum effective sample
+    # is their own: the candidate is tested, and passes.
+    budget = certify.weighted_loss_bound(np.zeros(100), ones(100)).bound
+    result = search([(9.0, 100, 1.0, 0)], alpha_bad=budget, alpha_edit=0.5)
+    top = next(c for c in result.candidates if c.threshold == 9.0)
+    assert top.testable
+    assert (result.state, result.threshold) == (State.CERTIFIED, 0.0)
+
+
+def test_the_outcome_as_kept_by_a_cycle_run():
+    # Clean at 7.3 (400 outputs), 200 of 400 bad at 7.2: 7.3 is certified and 7.2 stops the
+    # search. The clean bound of 400 is 1 - 0.05^(1/400); the minimum effective sample for
+    # 0.01 is ln 0.05 / ln 0.99 = 298.07.
+    result = certified_at(7.3)
+    clean = round(clean_bound(400, DELTA), 5)
+    half_bad = round(hb_by_hand(0.25, 800, DELTA, 200), 5)
+    certified = {"n": 400, "effective_n": 400.0, "estimate": 0.0}
+    certified |= {"sampling_bound": clean, "bound": clean}
+    stopped = {"n": 800, "effective_n": 800.0, "estimate": 0.25}
+    stopped |= {"sampling_bound": half_bad, "bound": half_bad}
+    best = {"error": pytest.approx(clean_bound(400, DELTA), rel=1e-9), "threshold": 7.3}
+    assert result.as_dict() == {
+        "state": "certified",
+        "threshold": 7.3,
+        "alpha_bad": 0.01,
+        "alpha_edit": 0.05,
+        "delta": 0.05,
+        "needed_effective_n": 298.07,
+        "certified": {
+            "threshold": 7.3,
+            "testable": True,
+            "passed": True,
+            "bad": certified,
+            "edit": certified,
+        },
+        "stopped_at": {
+            "threshold": 7.2,
+            "testable": True,
+            "passed": False,
+            "bad": stopped,
+            "edit": stopped,
+        },
+        # Every candidate from 7.2 down holds the same 800 outputs: the first is kept.
+        "most_data": {
+            "threshold": 7.2,
+            "testable": True,
+            "passed": False,
+            "bad": stopped,
+            "edit": stopped,
+        },
+        "best_bad": best,
+        "best_edit": best,
+    }
+
+
+def test_an_outcome_without_evidence_is_kept_with_nulls():
+    kept = search([(9.0, 100, 1.0, 0)]).as_dict()
+    assert kept["state"] == "underpowered"
+    assert (kept["threshold"], kept["certified"], kept["stopped_at"]) == (None, None, None)
+    assert kept["most_data"]["threshold"] == 9.0
+    # No judged output at all: no budget could certify anything either.
+    nothing = certify.certify_approve_threshold([], [], [], []).as_dict()
+    assert (nothing["best_bad"], nothing["best_edit"]) == (None, None)
+    assert nothing["most_data"]["threshold"] == 10.0
+
+
+def test_the_search_bounds_with_the_declared_design_weight():
+    # 300 clean outputs at 9.0, every weight 10, in a design whose largest weight is 20:
+    # X = w l / 20 = 0 and Y = (20 - 10) / 19 = 10/19 each, a sum of 157.9 (Bentkus's k 158).
+    n = 300
+    lower_mean_weight = 20 - 19 * hb_by_hand(10 / 19, n, 0.1 * DELTA, 158)
+    by_hand = 20 * clean_bound(n, 0.9 * DELTA) / lower_mean_weight
+    found = search([(9.0, n, 10.0, 0)], max_weight=20.0)
+    top = next(c for c in found.candidates if c.threshold == 9.0)
+    assert top.bad.bound == pytest.approx(by_hand, rel=1e-9)
+
+
+# --------------------------------------------------------------------------- moves, word for word
+
+
+def hand_bound(estimate, bound, n=400, effective_n=400.0):
+    return certify.LossBound(n, effective_n, estimate, bound, bound)
+
+
+def hand_evidence(threshold, bad, edit, *, testable=True):
+    return certify.ThresholdEvidence(threshold, bad, edit, 0.01, 0.05, testable)
+
+
+def hand_outcome(state, *, threshold=None, certified=None, stopped_at=None, **others):
+    fields = {
+        "state": state,
+        "threshold": threshold,
+        "alpha_bad": 0.01,
+        "alpha_edit": 0.05,
+        "delta": 0.1,
+        "needed_effective_n": 28.1,
+        "certified": certified,
+        "stopped_at": stopped_at,
+        "best_bad": None,
+        "best_edit": None,
+        "candidates": tuple(c for c in (certified, stopped_at) if c is not None),
+    }
+    return certify.Certification(**(fields | others))
+
+
+BUDGETS = "P(bad) <= 0.01 and P(edit or bad) <= 0.05 with 90% confidence"
+CERTIFIED = hand_outcome(
+    State.CERTIFIED,
+    threshold=7.3,
+    certified=hand_evidence(7.3, hand_bound(0.00123, 0.00871), hand_bound(0.02, 0.04567)),
+)
+CERTIFIED_WHY = (
+    f"Certified: 7.3 is the lowest threshold with {BUDGETS} (n=400, effective n=400, "
+    "P(bad) 0.0012 bounded by 0.0087, P(edit or bad) 0.0200 bounded by 0.0457)."
+)
+
+
+def test_a_certified_threshold_says_what_it_rests_on():
+    assert certify.smoothed_move(5.0, CERTIFIED, last_certified=None) == certify.Move(
+        5.0, 7.3, CERTIFIED_WHY + " Raised from 5 at once."
+    )
+    assert certify.smoothed_move(8.0, CERTIFIED, last_certified=None) == certify.Move(
+        8.0, 7.9, CERTIFIED_WHY + " Lowered from 8 by at most 0.1."
+    )
+    assert certify.smoothed_move(7.3, CERTIFIED, last_certified=None) == certify.Move(
+        7.3, 7.3, CERTIFIED_WHY + " Already there."
+    )
+
+
+def test_a_move_is_rounded_to_four_places_and_takes_its_step():
+    move = certify.smoothed_move(7.123456, CERTIFIED, last_certified=None, max_step=0.5)
+    assert move == certify.Move(7.123456, 7.3, CERTIFIED_WHY + " Raised from 7.12346 at once.")
+    move = certify.smoothed_move(9.0, CERTIFIED, last_certified=None, max_step=0.123456)
+    assert move == certify.Move(9.0, 8.8765, CERTIFIED_WHY + " Lowered from 9 by at most 0.123456.")
+    assert certify.smoothed_move(7.5, CERTIFIED, last_certified=None, max_step=1.0).new == 7.3
+
+
+def test_underpowered_without_a_testable_candidate_says_how_much_is_missing():
+    most = hand_evidence(
+        9.0, hand_bound(0.0, 0.02, 20, 19.6), hand_bound(0.0, 0.02), testable=False
+    )
+    outcome = hand_outcome(State.UNDERPOWERED, candidates=(most,))
+    why = (
+        f"Underpowered: no threshold has enough judged outputs for even a clean record to "
+        f"show {BUDGETS} (20 effective at 9 at best; 29 needed)."
+    )
+    assert certify.smoothed_move(7.0, outcome, last_certified=None) == certify.Move(
+        7.0, 7.0, why + " Held: no threshold was ever certified."
+    )
+    assert certify.smoothed_move(7.0, outcome, last_certified=7.5) == certify.Move(
+        7.0, 7.5, why + " Back to the last certified. Raised from 7 at once."
+    )
+
+
+def test_going_back_to_the_last_certified_value_is_rounded_to_four_places():
+    most = hand_evidence(
+        9.0, hand_bound(0.0, 0.02, 20, 19.6), hand_bound(0.0, 0.02), testable=False
+    )
+    outcome = hand_outcome(State.UNDERPOWERED, candidates=(most,))
+    assert certify.smoothed_move(7.0, outcome, last_certified=7.123456).new == 7.1235
+    assert certify.smoothed_move(7.2, outcome, last_certified=7.123456).new == 7.1235
+
+
+def test_underpowered_with_a_higher_hope_says_more_audits_may_pass_one():
+    stopped = hand_evidence(9.0, hand_bound(0.075, 0.1), hand_bound(0.075, 0.1))
+    outcome = hand_outcome(State.UNDERPOWERED, stopped_at=stopped)
+    why = (
+        "Underpowered: at 9, the first threshold with enough data to test, the estimates "
+        "(P(bad) 0.0750, P(edit or bad) 0.0750) are over budget, but higher thresholds are "
+        "within it by their estimates, on too few verdicts to test; more audits may pass one."
+    )
+    assert certify.smoothed_move(7.0, outcome, last_certified=None) == certify.Move(
+        7.0, 7.0, why + " Held: no threshold was ever certified."
+    )
+
+
+def test_underpowered_with_estimates_within_budget_says_more_verdicts_may_pass():
+    stopped = hand_evidence(9.0, hand_bound(0.00333, 0.01559), hand_bound(0.00333, 0.01559))
+    outcome = hand_outcome(State.UNDERPOWERED, stopped_at=stopped)
+    why = (
+        "Underpowered: at 9, the first threshold with enough data to test, the estimates are "
+        "within budget (P(bad) 0.0033, P(edit or bad) 0.0033) but their bounds (0.0156, "
+        "0.0156) are not; more verdicts may pass it."
+    )
+    assert certify.smoothed_move(7.0, outcome, last_certified=6.0) == certify.Move(
+        7.0, 6.9, why + " Back to the last certified. Lowered from 7 by at most 0.1."
+    )
+
+
+def test_not_attainable_names_what_could_be_certified_and_holds():
+    stopped = hand_evidence(9.0, hand_bound(0.1, 0.13), hand_bound(0.2, 0.24))
+    outcome = hand_outcome(
+        State.NOT_ATTAINABLE,
+        stopped_at=stopped,
+        best_bad=certify.BestCertifiable(0.13004, 0.0),
+        best_edit=certify.BestCertifiable(0.23996, 8.5),
+    )
+    why = (
+        "Not attainable: at 9, the highest threshold with enough data to test, the estimates "
+        f"(P(bad) 0.1000, P(edit or bad) 0.2000) already reach the budgets, so no threshold "
+        f"can be certified with {BUDGETS}. At best, P(bad) can be certified at 0.1300 "
+        "(threshold 0); P(edit or bad) can be certified at 0.2400 (threshold 8.5). Held at "
+        "7.5: this needs a person, not a quiet climb."
+    )
+    assert certify.smoothed_move(7.5, outcome, last_certified=9.9) == certify.Move(7.5, 7.5, why)
+    nothing = hand_outcome(State.NOT_ATTAINABLE, stopped_at=stopped)
+    assert "At best, nothing below 1. Held at 7.5" in (
+        certify.smoothed_move(7.5, nothing, last_certified=None).reason
+    )

@@ -8,6 +8,7 @@ never from ``learning.statistics.weights`` itself.
 
 import math
 from datetime import date
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -302,6 +303,7 @@ def far_from_reference(final: dict[str, float], shares: dict[str, float]) -> dic
     return {name: ratio for name, ratio in ratios.items() if not 0.5 <= ratio <= 2.0}
 
 
+@pytest.mark.statistical
 def test_closed_loop_with_noisy_reviewers_keeps_rare_decisive_validators(windows):
     """60 cycles, each a fresh window of 3000 outputs judged by one of the four simulated
     reviewers at random, with soft labels from their posteriors and the cycle's bounds.
@@ -323,6 +325,7 @@ def test_closed_loop_with_noisy_reviewers_keeps_rare_decisive_validators(windows
 SHAPLEY_CYCLES = 15
 
 
+@pytest.mark.statistical
 def test_the_same_loop_with_shapley_importance_loses_them(windows):
     """The check above fails on today's approach. Security and schema fail too rarely to
     lower the average log loss much: each window gives them 1-4 % of the importance, and
@@ -334,3 +337,247 @@ def test_the_same_loop_with_shapley_importance_loses_them(windows):
     final = closed_loop(windows[:SHAPLEY_CYCLES], by_shapley_importance)
 
     assert set(far_from_reference(final, reference_shares(windows))) == {"security", "schema"}
+
+
+# --------------------------------------------------------------------------- the evidence
+
+
+def test_evidence_groups_outputs_by_pattern_with_weights_scaled_to_kishs_size():
+    # Weights 1, 3, 2: Kish's effective size is 6^2 / (1 + 9 + 4) = 18/7, so each weight is
+    # scaled by (18/7) / 6 = 3/7, to 3/7, 9/7, 6/7. The groups come in numpy's order of the
+    # patterns, (False, False) before (True, False).
+    evidence = weights.error_evidence(
+        ("facts", "tone"),
+        np.array([[True, False], [True, False], [False, False]]),
+        np.array([0.5, 1.0, 0.2]),
+        np.array([1.0, 3.0, 2.0]),
+    )
+
+    assert evidence.names == ("facts", "tone")
+    assert evidence.failed == ((False, False), (True, False))
+    assert evidence.outputs == (1, 2)
+    assert evidence.error == pytest.approx((6 / 7 * 0.2, 3 / 7 * 0.5 + 9 / 7), abs=1e-12)
+    assert evidence.no_error == pytest.approx((6 / 7 * 0.8, 3 / 7 * 0.5), abs=1e-12)
+    assert evidence.verdicts == 3
+    assert evidence.failures() == {"facts": 2, "tone": 0}
+
+
+def test_without_weights_every_output_counts_once():
+    evidence = weights.error_evidence(
+        ("facts",), np.array([[True], [False], [True]]), np.array([1.0, 0.0, 0.5])
+    )
+    assert evidence.error == pytest.approx((0.0, 1.5), abs=1e-12)
+    assert evidence.no_error == pytest.approx((1.0, 0.5), abs=1e-12)
+
+
+def test_one_output_and_no_outputs():
+    one = weights.error_evidence(("facts",), np.array([[True]]), np.array([0.25]), np.array([4.0]))
+    # Kish's size of one output is 1, whatever its weight.
+    assert (one.failed, one.error, one.no_error, one.outputs) == (
+        ((True,),),
+        (0.25,),
+        (0.75,),
+        (1,),
+    )
+    none = weights.error_evidence(("facts", "tone"), np.zeros((0, 2), dtype=bool), np.zeros(0))
+    assert none == weights.ErrorEvidence(("facts", "tone"), (), (), (), ())
+    assert none.verdicts == 0
+    assert none.failures() == {"facts": 0, "tone": 0}
+
+
+def test_failures_given_as_integers_are_kept_as_booleans():
+    evidence = weights.error_evidence(("facts", "tone"), [[1, 0], [0, 0]], [1.0, 0.0])
+    assert evidence.failed == ((False, False), (True, False))
+    assert {type(flag) for pattern in evidence.failed for flag in pattern} == {bool}
+
+
+def test_probabilities_and_weights_may_be_decimals():
+    # PostgreSQL's numeric columns come back from psycopg as Decimal.
+    evidence = weights.error_evidence(
+        ("facts",), [[True], [False]], [Decimal("0.5"), Decimal("0.25")], [Decimal(1), Decimal(1)]
+    )
+    assert evidence.error == pytest.approx((0.25, 0.5), abs=1e-12)
+    assert evidence.no_error == pytest.approx((0.75, 0.5), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("names", "failed", "probability", "weight", "message"),
+    [
+        (
+            ("facts",),
+            [[True, False]],
+            [0.5],
+            None,
+            r"^failed: expected shape \(1, 1\), got \(1, 2\)$",
+        ),
+        (("facts", "facts"), [[True, False]], [0.5], None, "^names: each validator once$"),
+        (
+            ("facts",),
+            [[True]],
+            [-0.1],
+            None,
+            r"^error_probability: every value must be in \[0, 1\]$",
+        ),
+        (("facts",), [[True]], [math.nan], None, r"^error_probability: every value"),
+        (
+            ("facts",),
+            [[True]],
+            [0.5],
+            [1.0, 1.0],
+            "^weight: one finite, positive weight per output$",
+        ),
+        (("facts",), [[True]], [0.5], [0.0], "^weight: one finite, positive weight per output$"),
+        (("facts",), [[True]], [0.5], [-2.0], "^weight: one finite, positive weight per output$"),
+        (
+            ("facts",),
+            [[True]],
+            [0.5],
+            [math.inf],
+            "^weight: one finite, positive weight per output$",
+        ),
+        (
+            ("facts",),
+            [[True]],
+            [0.5],
+            [math.nan],
+            "^weight: one finite, positive weight per output$",
+        ),
+    ],
+)
+def test_malformed_evidence_is_refused_with_the_field_named(
+    names, failed, probability, weight, message
+):
+    with pytest.raises(ValueError, match=message):
+        weights.error_evidence(names, failed, probability, weight)
+
+
+def test_evidence_whose_groups_do_not_line_up_is_refused():
+    ragged = weights.ErrorEvidence(("facts",), ((True,), (False,)), (1.0, 0.0), (0.0, 1.0), (3,))
+    with pytest.raises(ValueError):
+        ragged.failures()
+
+
+def test_the_shapley_explanation_keeps_the_validators_names():
+    failed, probability = outputs_from_counts({((True, False), 0.75): 4, ((False, False), 0.0): 6})
+    counts = weights.error_evidence(("facts", "tone"), failed, probability).as_pattern_counts()
+    assert counts.names == ("facts", "tone")
+
+
+# --------------------------------------------------------------------------- the fit
+
+
+def scattered_outputs(n=400, seed=1):
+    """Outputs with three validators, soft labels and weights of 1, 5 and 10."""
+    rng = np.random.default_rng(seed)
+    failed = rng.random((n, 3)) < [0.3, 0.1, 0.5]
+    noise = rng.uniform(-0.1, 0.1, n)
+    probability = np.clip(0.1 + 0.5 * failed[:, 0] + 0.3 * failed[:, 1] + noise, 0, 1)
+    weight = rng.choice([1.0, 5.0, 10.0], n)
+    return failed, probability, weight
+
+
+def test_grouping_by_pattern_is_an_exact_shortcut():
+    """The model on the groups is the one that scikit-learn fits on every output, entered
+    twice with weights w p and w (1 - p), the weights scaled to Kish's size, by hand."""
+    failed, probability, weight = scattered_outputs()
+    evidence = weights.error_evidence(("a", "b", "c"), failed, probability, weight)
+
+    scaled = weight * weight.sum() / np.square(weight).sum()
+    rows = np.vstack([failed, failed]).astype(float)
+    is_error = np.r_[np.ones(len(failed)), np.zeros(len(failed))]
+    row_weight = np.r_[scaled * probability, scaled * (1 - probability)]
+    keep = row_weight > 0
+    reference = LogisticRegression(C=10.0, solver="newton-cholesky")
+    reference.fit(rows[keep], is_error[keep], sample_weight=row_weight[keep])
+
+    model = weights.fit_error_model(evidence)
+    assert model.intercept == pytest.approx(reference.intercept_[0], abs=1e-9)
+    assert list(model.coefficients) == ["a", "b", "c"]
+    assert list(model.coefficients.values()) == pytest.approx(reference.coef_[0], abs=1e-9)
+
+
+def test_the_fit_takes_the_validators_named_and_the_regularisation_given():
+    failed, probability, weight = scattered_outputs()
+    evidence = weights.error_evidence(("a", "b", "c"), failed, probability, weight)
+    scaled = weight * weight.sum() / np.square(weight).sum()
+    rows = np.vstack([failed[:, [2, 0]], failed[:, [2, 0]]]).astype(float)
+    is_error = np.r_[np.ones(len(failed)), np.zeros(len(failed))]
+    row_weight = np.r_[scaled * probability, scaled * (1 - probability)]
+    keep = row_weight > 0
+    reference = LogisticRegression(C=0.5, solver="newton-cholesky")
+    reference.fit(rows[keep], is_error[keep], sample_weight=row_weight[keep])
+
+    model = weights.fit_error_model(evidence, ("c", "a"), regularisation_c=0.5)
+    assert list(model.coefficients) == ["c", "a"]
+    assert list(model.coefficients.values()) == pytest.approx(reference.coef_[0], abs=1e-9)
+
+
+def test_groups_of_small_weight_still_count():
+    # Soft labels split each group's weight: here no group's share reaches 1. P(error) is
+    # 0.9 where facts failed and 0.2 where it passed, so the (lightly regularised) log odds
+    # ratio is near ln(9) - ln(0.25) = 3.58, as in the unweighted case above.
+    failed, probability = outputs_from_counts({((True,), 0.9): 1, ((False,), 0.2): 1})
+    evidence = weights.error_evidence(("facts",), failed, probability)
+    assert max(evidence.error + evidence.no_error) < 1
+    model = weights.fit_error_model(evidence, regularisation_c=1e6)
+    assert model.coefficients["facts"] == pytest.approx(math.log(9) - math.log(0.25), abs=0.01)
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0])
+def test_a_fit_needs_weight_on_both_outcomes(p):
+    failed, probability = outputs_from_counts({((True,), p): 30, ((False,), p): 30})
+    evidence = weights.error_evidence(("facts",), failed, probability)
+    with pytest.raises(
+        ValueError, match=r"^the evidence needs weight on both errors and non-errors$"
+    ):
+        weights.fit_error_model(evidence)
+
+
+# --------------------------------------------------------------------------- the update
+
+
+def test_exactly_the_minimum_of_verdicts_reweights():
+    failed, probability = outputs_from_counts({((True,), 1.0): 20, ((False,), 0.0): 30})
+    evidence = weights.error_evidence(("facts",), failed, probability)
+    update = weights.weight_update({"facts": 1.3}, evidence, min_verdicts=50)
+    assert update.held == {}
+    assert set(update.coefficients) == {"facts"}
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0])
+def test_verdicts_that_are_all_certain_alike_hold_with_the_reason(p):
+    failed, probability = outputs_from_counts({((True, False), p): 40, ((False, True), p): 60})
+    evidence = weights.error_evidence(("facts", "tone"), failed, probability)
+    update = weights.weight_update({"facts": 1.0, "tone": 0.5}, evidence)
+    reason = "every verdict is certainly an error, or every one certainly not."
+    assert update == weights.WeightUpdate(
+        weights={"facts": 1.0, "tone": 0.5}, held={"facts": reason, "tone": reason}
+    )
+
+
+def test_when_no_validator_can_be_measured_every_weight_holds_with_its_reason():
+    failed, probability = outputs_from_counts({((True, False), 1.0): 30, ((True, False), 0.0): 30})
+    evidence = weights.error_evidence(("schema", "tone"), failed, probability)
+    update = weights.weight_update({"schema": 0.7, "tone": 0.4, "length": 0.2}, evidence)
+    assert update == weights.WeightUpdate(
+        weights={"schema": 0.7, "tone": 0.4, "length": 0.2},
+        held={
+            "schema": "failed on all 60 verdicts: a failure's cost cannot be measured.",
+            "tone": "never failed in 60 verdicts: a failure's cost cannot be measured.",
+            "length": "not reported in the window.",
+        },
+    )
+
+
+def test_the_update_passes_its_bounds_and_regularisation_on():
+    current = {"a0": 1.0, "b": 1.0}
+    evidence = two_independent_validators()
+    # A C this small shrinks both coefficients to nearly 0.
+    flat = weights.weight_update(current, evidence, regularisation_c=1e-6, max_step=10.0)
+    assert abs(flat.coefficients["a0"]) < 0.01 and abs(flat.coefficients["b"]) < 0.01
+    # Targets 1.52 and 0.48 (the test above): a floor of 1.5 lifts both a0's step (1.1) and
+    # b's (0.9); a step of 0.3 takes a0 to 1.3 and b to 0.7.
+    floored = weights.weight_update(current, evidence, floor=1.5)
+    assert floored.weights == {"a0": 1.5, "b": 1.5}
+    stepped = weights.weight_update(current, evidence, max_step=0.3)
+    assert stepped.weights == {"a0": 1.3, "b": 0.7}
