@@ -148,13 +148,13 @@ def last_certified_approve(task_type_id: int) -> float | None:
     )
 
 
-def approve_history(task_type_id: int) -> tuple[ThresholdChange | None, int]:
-    """The approve threshold's latest thresholds-run record for the task type, and how many
-    runs in a row (up to 50) ended in its state."""
+def _latest_in_a_row(task_type_id: int, which: str) -> tuple[ThresholdChange | None, int]:
+    """A threshold's latest thresholds-run record, and how many runs in a row (up to 50)
+    ended in its state."""
     latest = list(
-        ThresholdChange.objects.filter(
-            task_type_id=task_type_id, which=ThresholdChange.Which.APPROVE
-        ).order_by("-at")[:50]
+        ThresholdChange.objects.filter(task_type_id=task_type_id, which=which).order_by(
+            "-at", "-id"
+        )[:50]
     )
     if not latest:
         return None, 0
@@ -162,6 +162,25 @@ def approve_history(task_type_id: int) -> tuple[ThresholdChange | None, int]:
     while run < len(latest) and latest[run].state == latest[0].state:
         run += 1
     return latest[0], run
+
+
+def approve_history(task_type_id: int) -> tuple[ThresholdChange | None, int]:
+    """The approve threshold's latest record and how many runs in a row ended in its state."""
+    return _latest_in_a_row(task_type_id, ThresholdChange.Which.APPROVE)
+
+
+def best_certifiable(evidence: dict) -> tuple[float, float] | None:
+    """From an approve record's evidence, (error, threshold) of the budget furthest from
+    reach: the one whose best certifiable threshold is highest."""
+    found = [
+        b
+        for b in ((evidence or {}).get(k) for k in ("best_edit", "best_bad"))
+        if isinstance(b, dict)
+    ]
+    if not found:
+        return None
+    worst = max(found, key=lambda b: b["threshold"])
+    return worst["error"], worst["threshold"]
 
 
 @dataclass(frozen=True)
@@ -178,6 +197,10 @@ class ThresholdState:
     runs_in_a_row: int
     best_certifiable_error: float | None
     best_certifiable_threshold: float | None
+
+    @property
+    def state_label(self) -> str:
+        return ThresholdChange.State(self.state).label if self.state else ""
 
 
 def _guarantee(state: str, which: str, last_certified: float | None) -> str:
@@ -200,13 +223,9 @@ def threshold_states() -> list[ThresholdState]:
     states = []
     for task_type in TaskType.objects.order_by("name"):
         for which in ThresholdChange.Which:
-            rows = list(
-                ThresholdChange.objects.filter(task_type=task_type, which=which).order_by(
-                    "-at", "-id"
-                )[:50]
-            )
+            latest, run = _latest_in_a_row(task_type.pk, which)
             value = getattr(task_type, f"{which}_threshold")
-            if not rows:
+            if latest is None:
                 states.append(
                     ThresholdState(
                         task_type.name,
@@ -222,16 +241,7 @@ def threshold_states() -> list[ThresholdState]:
                     )
                 )
                 continue
-            latest = rows[0]
-            run = 1
-            while run < len(rows) and rows[run].state == latest.state:
-                run += 1
-            best = [
-                b
-                for b in ((latest.evidence or {}).get(k) for k in ("best_edit", "best_bad"))
-                if isinstance(b, dict)
-            ]
-            worst = max(best, key=lambda b: b["threshold"]) if best else None
+            best = best_certifiable(latest.evidence)
             last_certified = (
                 last_certified_approve(task_type.pk)
                 if which == ThresholdChange.Which.APPROVE
@@ -247,8 +257,8 @@ def threshold_states() -> list[ThresholdState]:
                     reason=latest.reason,
                     at=latest.at,
                     runs_in_a_row=run,
-                    best_certifiable_error=worst["error"] if worst else None,
-                    best_certifiable_threshold=worst["threshold"] if worst else None,
+                    best_certifiable_error=best[0] if best else None,
+                    best_certifiable_threshold=best[1] if best else None,
                 )
             )
     return states

@@ -214,6 +214,9 @@ def test_threshold_states_api_and_pages(gateway, user_in, client):
         html = client.get(page).content.decode()
         assert "Threshold states" in html and "Underpowered" in html
 
+    record(task_type, "not_attainable", NOW - timedelta(hours=6))
+    assert "<td>Not attainable</td>" in client.get("/dashboard/drift/").content.decode()
+
 
 def test_no_verdicts_at_all_leave_every_threshold_underpowered_not_broken(gateway):
     ingest(gateway, 5, at=NOW - timedelta(days=1))
