@@ -231,7 +231,7 @@ def threshold_evidence(now: datetime) -> list[Finding]:
                 link=link,
             )
         )
-        best = _best_certifiable(evidence)
+        best = selectors.best_certifiable(evidence)
         findings.append(
             Finding(
                 rule=Rule.NOT_ATTAINABLE,
@@ -255,16 +255,6 @@ def threshold_evidence(now: datetime) -> list[Finding]:
             )
         )
     return findings
-
-
-def _best_certifiable(evidence: dict) -> tuple[float, float] | None:
-    """(error, threshold) of the budget whose best certifiable error is furthest from
-    reach: the edit budget's, or the bad budget's where only that one fails."""
-    found = [b for b in (evidence.get("best_edit"), evidence.get("best_bad")) if b]
-    if not found:
-        return None
-    worst = max(found, key=lambda b: b["threshold"])
-    return worst["error"], worst["threshold"]
 
 
 RULES = (backlog, threshold_drift, validator_accuracy, score_shift, threshold_evidence)

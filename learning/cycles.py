@@ -291,7 +291,8 @@ def _gate_settings_change(run: CycleRun, edits: list[services.GateSettingsEdit])
 
 def _thresholds_cycle(run: CycleRun):
     now = run.window_end
-    found = None
+    # Read once, on the first task type that needs them.
+    found = adr_verdicts = None
     counts = {"task_types": 0, "verdicts": 0, "moved": 0}
     changes = []
     records = []
@@ -300,11 +301,11 @@ def _thresholds_cycle(run: CycleRun):
     for task_type in TaskType.objects.select_for_update(no_key=True).order_by("pk"):
         counts["task_types"] += 1
         if task_type.threshold_policy == TaskType.ThresholdPolicy.ADR0003:
+            if adr_verdicts is None:
+                adr_verdicts = selectors.verdicts_by_task_type(since=now - ADR_WINDOW, until=now)
             recent = [
                 thresholds.Judged(v.score, v.approved_unchanged)
-                for v in selectors.verdicts_by_task_type(since=now - ADR_WINDOW, until=now).get(
-                    task_type.pk, []
-                )
+                for v in adr_verdicts.get(task_type.pk, [])
                 if not v.is_audit
             ]
             counts["verdicts"] += len(recent)

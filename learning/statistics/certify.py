@@ -149,16 +149,6 @@ _NEWTON_TOLERANCE = 1e-13
 # --------------------------------------------------------------------------- bounds
 
 
-def _kl_bernoulli(mean: np.ndarray, other: np.ndarray) -> np.ndarray:
-    """KL(Bernoulli(mean) || Bernoulli(other)), 0 log 0 = 0."""
-    return (
-        xlogy(mean, mean)
-        - xlogy(mean, other)
-        + xlogy(1 - mean, 1 - mean)
-        - xlogy(1 - mean, 1 - other)
-    )
-
-
 def _hoeffding_root(mean: np.ndarray, needed: np.ndarray) -> np.ndarray:
     """The R >= mean with KL(mean || R) = needed, for means below 1.
 
@@ -213,13 +203,6 @@ def hoeffding_bentkus_upper(mean: float, n: int, delta: float) -> float:
     return float(_hoeffding_bentkus(np.array([mean * n]), np.array([n]), delta)[0])
 
 
-def _sampling_shares(delta_sampling: float, max_weight: float) -> tuple[float, float]:
-    """(delta for E[w l], delta for E[w]); all of it to the first when every weight is 1."""
-    if max_weight == 1.0:
-        return delta_sampling, 0.0
-    return (1 - DENOMINATOR_SHARE) * delta_sampling, DENOMINATOR_SHARE * delta_sampling
-
-
 def _ratio_bounds(
     n: np.ndarray,
     weight_sum: np.ndarray,
@@ -235,8 +218,9 @@ def _ratio_bounds(
         np.asarray(weighted_loss_sum, float),
         np.asarray(max_weight, float),
     )
+    # With every weight 1, E[w] = 1 is known and the numerator takes all of delta.
     unit = c == 1.0
-    share, _ = _sampling_shares(delta_sampling, 2.0)
+    share = (1 - DENOMINATOR_SHARE) * delta_sampling
     upper_x = np.where(
         unit,
         _hoeffding_bentkus(weighted_loss_sum / c, n, delta_sampling),
