@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 
 import numpy as np
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
 from django.db import connection, transaction
@@ -154,14 +155,18 @@ def _record_hour(hour, people, queue, per_hour, rng) -> int:
         lease_expires_at__isnull=True,
         queued_at__lt=hour + timedelta(hours=1),
     ).order_by("queued_at", "id")
-    # As claims would: everyone takes the oldest items they may, and only leads take
-    # adjudications, so a pile of those cannot crowd everything else out of the hour.
+    # As claims would: the oldest audits take the reserved share of the turns (claims give
+    # REVIEW_AUDIT_SHARE of each reviewer's claims to audits while any are open), the
+    # oldest other items the rest, and only leads take adjudications, so a pile of those
+    # cannot crowd everything else out of the hour.
     lead_turns = sum(1 for _, user, _ in turns if user.pk in leads)
+    firsts = waiting.exclude(kind=Kind.ADJUDICATION)
+    audits = list(
+        firsts.filter(is_audit=True)[: math.ceil(settings.REVIEW_AUDIT_SHARE * len(turns))]
+    )
+    rest = firsts.exclude(pk__in=[a.pk for a in audits])[: len(turns) - len(audits)]
     items = sorted(
-        [
-            *waiting.exclude(kind=Kind.ADJUDICATION)[: len(turns)],
-            *waiting.filter(kind=Kind.ADJUDICATION)[:lead_turns],
-        ],
+        [*audits, *rest, *waiting.filter(kind=Kind.ADJUDICATION)[:lead_turns]],
         key=lambda item: (item.queued_at, item.pk),
     )
     output_ids = [i.output_id for i in items]

@@ -7,7 +7,7 @@ from datetime import date
 import pytest
 from django.core.management import CommandError, call_command
 
-from gating.models import Output, Review, TaskType
+from gating.models import Output, Review, ReviewItem, TaskType
 from learning.models import SimulatedTruth
 
 pytestmark = pytest.mark.django_db
@@ -248,3 +248,34 @@ def test_running_again_without_reset_replays_the_stored_outputs():
     simulate("--seed", "3", "--days", "1", "--outputs-per-day", "60", "--live-days", "0")
     assert Output.objects.count() == 60
     assert dict(SimulatedTruth.objects.values_list("output_id", "truth")) == truths
+
+
+def test_the_bulk_history_gives_audits_their_reserved_share_of_the_turns(settings):
+    # 4,000 outputs a day against 2 reviewers' 12 an hour: the held outputs pile up, and
+    # older ones are always waiting. Claims give REVIEW_AUDIT_SHARE of the turns to the
+    # oldest audits while any are open; the bulk history must too, or the audits starve
+    # behind the backlog.
+    settings.REVIEW_AUDIT_SHARE = 0.25
+    simulate(
+        "--seed",
+        "3",
+        "--days",
+        "2",
+        "--outputs-per-day",
+        "4000",
+        "--reviewers",
+        "2",
+        "--live-days",
+        "0",
+    )
+    # The first morning's audits are few (cold start holds nearly everything); by the
+    # second day there are more open audits than any hour's share.
+    firsts = Review.objects.exclude(item__kind="adjudication").filter(
+        decided_at__date=date(2026, 3, 3)
+    )
+    audits = firsts.filter(item__is_audit=True).count()
+    assert ReviewItem.objects.filter(
+        state="open", is_audit=True, queued_at__date=date(2026, 3, 2)
+    ).exists(), "audits of the first day were still waiting at the end"
+    assert Output.objects.filter(decision="pending_review", status="pending").exists()
+    assert audits >= 0.24 * firsts.count() > 0
