@@ -254,8 +254,10 @@ LEARNING_MIN_VERDICTS = env.int("LEARNING_MIN_VERDICTS", default=50)
 LEARNING_MAX_WEIGHT_STEP = env.float("LEARNING_MAX_WEIGHT_STEP", default=0.1)
 LEARNING_WEIGHT_FLOOR = env.float("LEARNING_WEIGHT_FLOOR", default=0.05)
 # Bootstrap refits of the label model per thresholds run, whose spread widens the bound: at
-# least 2 / delta - 1 (39 at delta = 0.05) for the label model's share of delta.
-LEARNING_LABEL_REPLICATES = env.int("LEARNING_LABEL_REPLICATES", default=39)
+# least 2 / delta - 1 (39 at delta = 0.05) for the label model's share of delta. 79 rather
+# than 39: the bound then takes the second largest replicate, not the largest, and one
+# outlying refit no longer decides the run (docs/learning.md, "Replicates").
+LEARNING_LABEL_REPLICATES = env.int("LEARNING_LABEL_REPLICATES", default=79)
 LEARNING_RELIABILITY_PRIOR = env.float("LEARNING_RELIABILITY_PRIOR", default=0.7)
 LEARNING_RELIABILITY_PRIOR_STRENGTH = env.float("LEARNING_RELIABILITY_PRIOR_STRENGTH", default=20.0)
 # Where alert links point: the site's own address, for emails and webhooks.

@@ -50,7 +50,7 @@ class LoopSettings:
     reviews_per_day: int = 432
     audit_share: float = 0.25
     lookback_days: int = 30
-    replicates: int = 39
+    replicates: int = 79  # as LEARNING_LABEL_REPLICATES
 
 
 @dataclass
