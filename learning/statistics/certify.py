@@ -106,11 +106,16 @@ Three outcomes:
   is within both budgets by its estimates: that one lacks only data, so the state is
   underpowered.
 
-Every outcome also reports, per budget, the best certifiable error: the smallest budget at
-which that budget's search alone would certify a threshold, and the lowest threshold it
-would certify. Raising a budget can make a higher candidate testable, whose failure then
-ends the sequence sooner, so the certified threshold falls as a budget rises only where the
-candidates it brings in pass.
+Every outcome also reports, per budget, the best certifiable error: the smallest value of
+that budget, the other kept, at which the search on that budget alone would certify a
+threshold, and the lowest threshold it would certify. The candidates tested are the
+search's own at that value (data enough for the tighter of the two budgets, over the
+headroom), so raising a budget above the other one brings in higher candidates with less
+data, whose failure can end the sequence sooner: the certified threshold falls as a budget
+rises only where the candidates it brings in pass. (Testing at the level alone, as if the
+other budget were not there, brought in thin candidates at the very top and answered, for
+a task type whose P(edit or bad) was 0.053 at 9.8 on 1,400 effective outputs, "0.25 at
+threshold 0" rather than 0.08 at 9.8.)
 
 ``smoothed_move`` turns an outcome into the next threshold: tighten at once, loosen by at
 most one step per run, hold on weak or bad evidence.
@@ -502,15 +507,23 @@ class _Tails:
 
 
 def _best_certifiable(
-    thresholds: np.ndarray, bounds: np.ndarray, effective: np.ndarray, delta_sampling: float
+    thresholds: np.ndarray,
+    bounds: np.ndarray,
+    effective: np.ndarray,
+    delta_sampling: float,
+    *,
+    other_alpha: float,
+    headroom: float,
 ) -> BestCertifiable | None:
-    """The smallest level a < 1 at which the fixed-sequence search of this one budget
-    certifies something. Certifying needs the first tested candidate's bound <= a, so a is
-    one of the bounds; try them from the smallest up."""
+    """The smallest level a < 1 at which the fixed-sequence search would certify something
+    on this budget, were it set to a and the other budget kept: the candidates tested are
+    the search's own, those with data enough for min(a, other budget) / headroom.
+    Certifying needs the first tested candidate's bound <= a, so a is one of the bounds;
+    try them from the smallest up."""
     for level in np.unique(bounds):
         if not 0.0 < level < 1.0:
             continue
-        needed = minimum_effective_sample(float(level), delta_sampling)
+        needed = minimum_effective_sample(min(float(level), other_alpha) / headroom, delta_sampling)
         lowest = None
         for threshold, bound, effective_n in zip(thresholds, bounds, effective, strict=True):
             if effective_n < needed:
@@ -622,12 +635,16 @@ def certify_approve_threshold(
             np.array([c.bad.bound for c in candidates]),
             tails.effective_n,
             delta_sampling,
+            other_alpha=alpha_edit,
+            headroom=headroom,
         ),
         best_edit=_best_certifiable(
             thresholds,
             np.array([c.edit.bound for c in candidates]),
             tails.effective_n,
             delta_sampling,
+            other_alpha=alpha_bad,
+            headroom=headroom,
         ),
         candidates=candidates,
     )

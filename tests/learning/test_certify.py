@@ -1202,3 +1202,23 @@ def test_not_attainable_names_what_could_be_certified_and_holds():
     assert "At best, nothing below 1. Held at 7.5" in (
         certify.smoothed_move(7.5, nothing, last_certified=None).reason
     )
+
+
+def test_the_best_certifiable_error_tests_the_searchs_own_candidates():
+    # 100 outputs at 10.0, 10 of them needing an edit; 2,000 at 9.0, 80 needing an edit;
+    # none bad. With alpha_bad = 0.01 (headroom 1) a candidate needs 299 effective outputs,
+    # so the search never tests 10.0 to 9.1 (100 outputs), only 9.0 and below (2,100).
+    result = search([(10.0, 100, 1.0, 0, 10), (9.0, 2000, 1.0, 0, 80)])
+    at_nine = hb_by_hand(90 / 2100, 2100, DELTA, 90)
+    at_ten = hb_by_hand(10 / 100, 100, DELTA, 10)
+    assert at_nine < at_ten
+    assert result.stopped_at.threshold == 9.0
+    assert result.stopped_at.edit.bound == pytest.approx(at_nine, rel=1e-9)
+    # Set to 9.0's bound, alpha_edit certifies 9.0 and every candidate below it (the same
+    # outputs): the search's candidates are the same at that budget, as alpha_bad is
+    # tighter. Testing the level alone would have taken 10.0 in (59 outputs suffice at
+    # 0.05) and answered with 10.0's bound at the bottom.
+    assert result.best_edit.error == pytest.approx(at_nine, rel=1e-9)
+    assert result.best_edit.threshold == 0.0
+    rerun = search([(10.0, 100, 1.0, 0, 10), (9.0, 2000, 1.0, 0, 80)], alpha_edit=at_nine + 1e-12)
+    assert rerun.state is State.CERTIFIED and rerun.threshold == 0.0
