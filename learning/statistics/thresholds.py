@@ -32,7 +32,6 @@ import numpy as np
 from learning.statistics import certify
 
 State = certify.State
-GRID_STEP = certify.GRID_STEP
 TOP = certify.GRID_TOP
 MAX_STEP = certify.MAX_STEP
 # Keep review below approve by at least this much.
@@ -151,7 +150,11 @@ def guarded(
 def _band_bound(window: Window, low: float, high: float, delta: float) -> certify.LossBound:
     band = window.where((window.scores >= low) & (window.scores < high))
     return certify.weighted_loss_bound(
-        band.loss_bad, band.weights, delta=delta, replicates=band.replicates_bad
+        band.loss_bad,
+        band.weights,
+        delta=delta,
+        replicates=band.replicates_bad,
+        max_weight=band.max_weight,
     )
 
 
@@ -276,9 +279,10 @@ def _lowest_band_within(
     the top down in fixed sequence (stopping at the first failure), skipping candidates too
     thin to test; None if none passes. Also the first band tested, if any."""
     passed = first = None
-    if top < review + GRID_STEP:
-        return None, None
-    for t in certify.grid(top, review + GRID_STEP):
+    # Down to review itself: a review threshold between tenths has candidates less than a
+    # step above it. A candidate at review has the whole band, over budget: the search
+    # stops there.
+    for t in certify.grid(top, review):
         bound = _band_bound(window, float(t), approve, delta)
         if bound.effective_n < needed:
             continue
@@ -338,7 +342,8 @@ def constrain(
                 which, p.old, p.old, "Held: pinned by an admin.", p.evidence, p.state
             )
     review, approve = by_which["review"], by_which["approve"]
-    if review.new > approve.new - min_gap:
+    # Rounded as the thresholds are: 4.1 - 0.1 is 3.9999999999999996, and 4.0 is a gap below.
+    if review.new > round(approve.new - min_gap, 4):
         if pins.get("approve"):
             cap = round(approve.new - min_gap, 4)
             by_which["review"] = Proposal(
@@ -361,7 +366,7 @@ def constrain(
                 approve.evidence,
                 approve.state,
             )
-            if review.new > floor - min_gap and not pins.get("review"):
+            if review.new > round(floor - min_gap, 4) and not pins.get("review"):
                 by_which["review"] = Proposal(
                     "review",
                     review.old,
