@@ -115,7 +115,8 @@ MUTANTS := 'gating.scoring.*' 'gating.outbox.*' 'gating.users.*' 'gating.api.str
 	'learning.cycles.x__start*' 'learning.cycles.x_cycles_resume*' \
 	'learning.statistics.certify.*' 'learning.statistics.weights.*' \
 	'learning.statistics.agreement.*' 'learning.statistics.importance.*' \
-	'learning.statistics.drift.*' 'learning.statistics.tiers.*'
+	'learning.statistics.drift.*' 'learning.statistics.tiers.*' \
+	'learning.statistics.thresholds.*' 'learning.statistics.labels.*'
 
 ## Mutation testing (docs/reliability.md): the figures, then each mutant tested that was not killed.
 mutants: $(STAMP)
