@@ -153,11 +153,16 @@ def summary(results: list[dict], delta: float) -> dict:
     perfect = [u for r in by_kind.get("perfect", []) for u in r["hindsight"]]
     if perfect:
         losses = [u["loss"] for u in perfect if u["loss"] is not None]
+        # A negative loss is no success: the policy approved more than any threshold within
+        # both budgets would have, so its auto-approved outputs broke a budget.
         out["claim5_hindsight"] = {
             "units": len(perfect),
+            "no_threshold_within_budget": len(perfect) - len(losses),
+            "over_approved": sum(x < 0 for x in losses),
             "loss_max": max(losses) if losses else None,
-            "loss_mean": round(float(np.mean(losses)), 4) if losses else None,
-            "within_10_percent": round(sum(x <= 0.10 for x in losses) / max(len(losses), 1), 4),
+            "within_10_percent": round(
+                sum(0 <= x <= 0.10 for x in losses) / max(len(losses), 1), 4
+            ),
         }
     return out
 
