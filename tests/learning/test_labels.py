@@ -1037,3 +1037,72 @@ def test_with_no_verdicts_the_patterns_have_no_cells():
     data = labels.label_data([1.0, 9.0, 9.0], [], [], [], gold={0: "bad"})
     assert data.pattern_cells.shape == (2, 0)
     np.testing.assert_array_equal(data.item_pattern, [0, 1, 1])
+
+
+# ------------------------------------------------------------- SQUAREM's safeguards
+#
+# Cases the fits above do not meet, on an EM map written as a table: the test sets each
+# step's result, so that which point SQUAREM steps from is seen in where it ends. One
+# reviewer and one band: twelve parameters. Values are multiples of powers of two where the
+# arithmetic must be exact.
+
+FIXED = np.full(12, 0.25)  # where the planned path ends
+ELSEWHERE = np.full(12, 0.75)  # where any step off the planned path ends
+
+
+def planned_em(monkeypatch, path):
+    """Replace the EM step by the map ``path`` (each point's next), FIXED and ELSEWHERE
+    being fixed points and every other point going to ELSEWHERE."""
+    table = {np.asarray(a, float).tobytes(): np.asarray(b, float) for a, b in path}
+    table[FIXED.tobytes()] = FIXED
+
+    def em_step(data, packed, weight):
+        return np.array([table.get(row.tobytes(), ELSEWHERE) for row in packed])
+
+    monkeypatch.setattr(labels, "_em_step", em_step)
+
+
+def run_planned(x):
+    data = labels.label_data([5.0], [0], ["ann"], ["approve"], band_edges=(0, 10))
+    start = labels._unpack(data, np.asarray(x, float)[None])
+    solution = labels._run_em(data, start, np.ones((1, 1)), tolerance=1e-6, max_steps=50)
+    return labels._pack(solution.parameters)[0], int(solution.steps[0]), bool(solution.converged[0])
+
+
+def rest(*values):
+    return np.r_[values, np.full(12 - len(values), 0.5)]
+
+
+def test_an_extrapolation_that_halving_cannot_bring_inside_takes_the_plain_step(monkeypatch):
+    # The first parameter falls from 0.501 to 0.005 in the second step: from a = -1.47 the
+    # point is outside (its first parameter at or below 0), and still after each halving of
+    # a's distance to -1, down to -1.0074; within 0.01 of -1 the plain step, F(F(x)), is
+    # taken, and goes on to FIXED. Steps: two, then the one after the extrapolation, then
+    # one at FIXED, which moves nothing.
+    x, first, second = rest(0.908, 0.755), rest(0.501, 0.845), rest(0.005, 0.666)
+    planned_em(monkeypatch, [(x, first), (first, second), (second, FIXED)])
+    end, steps, converged = run_planned(x)
+    np.testing.assert_array_equal(end, FIXED)
+    assert (steps, converged) == (4, True)
+
+
+def test_two_steps_by_the_same_vector_take_the_plain_step(monkeypatch):
+    # v = F(F(x)) - 2 F(x) + x = 0: nothing to extrapolate along, a = -1 (here |r| is
+    # 0.3125 x sqrt(12) = 1.08, over 1).
+    x, first, second = np.full(12, 0.0625), np.full(12, 0.375), np.full(12, 0.6875)
+    planned_em(monkeypatch, [(x, first), (first, second), (second, FIXED)])
+    end, steps, converged = run_planned(x)
+    np.testing.assert_array_equal(end, FIXED)
+    assert (steps, converged) == (4, True)
+
+
+def test_a_probability_of_exactly_zero_is_outside(monkeypatch):
+    # One parameter: 0.5, then 0.25, then 0.125 (r = -0.25, v = 0.125, a = -|r| / |v| = -2):
+    # the extrapolation x - 2 a r + a^2 v puts it at exactly 0, which is outside; halved to
+    # a = -1.5 it is 0.5 - 0.75 + 0.28125 = 0.03125, inside, and that point goes to FIXED.
+    x, first, second = rest(0.5), rest(0.25), rest(0.125)
+    halved = rest(0.03125)
+    planned_em(monkeypatch, [(x, first), (first, second), (halved, FIXED)])
+    end, steps, converged = run_planned(x)
+    np.testing.assert_array_equal(end, FIXED)
+    assert (steps, converged) == (4, True)
