@@ -70,6 +70,7 @@ class GatePolicy:
     cold_start_reviews: int = 20
     cold_start_margin: float = 1.0
     task_type_reviewed: int = 0
+    auto_approve: bool = True
 
 
 class Impact(NamedTuple):
@@ -259,11 +260,19 @@ def score_output(
             f"New model for this task type ({pair.reviewed} of {FULL_CONFIDENCE_REVIEWS} "
             f"reviews): both thresholds raised by {raised_by:.2f}."
         )
+    switched_off = decision is Decision.APPROVED and not policy.auto_approve
+    if switched_off:
+        decision = Decision.WARNING
     if policy.task_type_reviewed < policy.cold_start_reviews:
         decision = Decision.PENDING_REVIEW
         reasons.append(
             f"Cold start: the task type has {policy.task_type_reviewed} of "
             f"{policy.cold_start_reviews} human reviews, so every output is held for review."
+        )
+    elif switched_off:
+        reasons.append(
+            f"Score {score:.2f} reaches the approve threshold {approve_t:.2f}, but "
+            "auto-approval is off for this task type: delivered as a warning."
         )
     else:
         reasons.append(_threshold_reason(score, decision, review_t, approve_t))

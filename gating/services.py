@@ -71,6 +71,7 @@ class _TaskContext:
             cold_start_reviews=t.cold_start_reviews,
             cold_start_margin=t.cold_start_margin,
             task_type_reviewed=t.reviewed_count,
+            auto_approve=t.auto_approve,
         )
 
     @cached_property
@@ -486,7 +487,9 @@ SETTING_RANGES: dict[str, tuple[float, float]] = {
     "delta": (0.001, 0.5),
 }
 _WHOLE_NUMBERS = frozenset({"cold_start_reviews"})
-_SWITCHES = frozenset({"review_threshold_pinned", "approve_threshold_pinned", "backlog_relief"})
+_SWITCHES = frozenset(
+    {"review_threshold_pinned", "approve_threshold_pinned", "auto_approve", "backlog_relief"}
+)
 GATE_SETTINGS = frozenset({*SETTING_RANGES, *_SWITCHES, "threshold_policy"})
 
 

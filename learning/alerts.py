@@ -249,9 +249,9 @@ def threshold_evidence(now: datetime) -> list[Finding]:
                     else "no error below 1 can be certified. "
                 )
                 + f"The threshold is held at {task_type.approve_threshold:g} with its guarantee "
-                "suspended: choose between keeping it as it is and pinning it at 10, which "
-                "auto-approves only the outputs that reach the capped score of 10 (that top "
-                "is itself uncertified).",
+                "suspended: choose between keeping it as it is and turning auto-approval off "
+                "(the task type's auto-approve switch: pinning the threshold at 10 still "
+                "approves the outputs that reach the capped score of 10).",
                 link=link,
             )
         )

@@ -50,7 +50,7 @@ NUMBERS = (
     "cold_start_reviews",
     "cold_start_margin",
 )
-SWITCHES = ("review_threshold_pinned", "approve_threshold_pinned")
+SWITCHES = ("review_threshold_pinned", "approve_threshold_pinned", "auto_approve")
 LABELS = {
     "review_threshold": "Review below",
     "approve_threshold": "Approve from",
@@ -66,6 +66,7 @@ LABELS = {
     "cold_start_margin": "Cold start margin (raises both thresholds for a model's first reviews)",
     "review_threshold_pinned": "Pin the review threshold (the cycles leave it)",
     "approve_threshold_pinned": "Pin the approve threshold (the cycles leave it)",
+    "auto_approve": "Auto-approve (off: what would be approved is delivered as a warning)",
 }
 _WHOLE = frozenset({"cold_start_reviews"})
 _WEIGHT = "weight:"

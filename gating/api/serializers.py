@@ -74,6 +74,7 @@ class TaskTypeSerializer(StrictModelSerializer):
             "delta",
             "review_threshold_pinned",
             "approve_threshold_pinned",
+            "auto_approve",
             "backlog_relief",
             "recommended_tier",
             "reviewed_count",

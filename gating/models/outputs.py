@@ -67,6 +67,12 @@ class TaskType(models.Model):
     approve_threshold_pinned = models.BooleanField(
         default=False, help_text="The learning cycles leave a pinned threshold where it is."
     )
+    auto_approve = models.BooleanField(
+        default=True,
+        help_text="Off: nothing is auto-approved; what scores at or above the approve "
+        "threshold is delivered as a warning. Scores are capped at 10, so no threshold does "
+        "this on its own: outputs that reach the cap pass a threshold of 10.",
+    )
     backlog_relief = models.BooleanField(
         default=False,
         help_text="After a backlog alert has been open 7 days, release queued items within "

@@ -64,6 +64,12 @@ def _form(task_type: TaskType, **changes) -> dict:
         )
     }
     values |= {f"weight:{v.name}": v.weight for v in Validator.objects.filter(task_type=task_type)}
+    # A checkbox is sent only when ticked.
+    values |= {
+        name: "on"
+        for name in ("review_threshold_pinned", "approve_threshold_pinned", "auto_approve")
+        if getattr(task_type, name)
+    }
     values |= {"reason": "Too many reviews for what they find"}
     return {name: str(value) for name, value in (values | changes).items()}
 
@@ -303,3 +309,19 @@ def test_the_panel_asked_for_by_htmx_shows_its_refusal(user_in, task_type):
     )
     assert response.status_code == 200
     assert "must be below the approve one" in response.content.decode()
+
+
+def test_auto_approval_turned_off_on_the_page_delivers_as_warnings(user_in, gateway, task_type):
+    # The factory's submission scores above the approve threshold of 7.0 once out of cold
+    # start; the switch, unticked, makes the same output a warning.
+    TaskType.objects.filter(pk=task_type.pk).update(cold_start_reviews=0)
+    assert _ingest(gateway).decision == "approved"
+    form = _form(task_type)
+    del form["auto_approve"]
+    response = _client(user_in(Role.ADMIN)).post(PAGE, form)
+    assert response.status_code == 302
+    (event,) = AuditEvent.objects.filter(action="threshold_edit")
+    assert (event.before["auto_approve"], event.after["auto_approve"]) == (True, False)
+    output = _ingest(gateway)
+    assert output.decision == "warning"
+    assert any("auto-approval is off" in reason for reason in output.reasons)

@@ -397,6 +397,7 @@ def test_the_admin_leaves_a_task_types_name_alone(task_type, admin, client):
         ({"approve_threshold": math.inf}, {}, "approve_threshold"),
         ({"approve_threshold": True}, {}, "approve_threshold"),
         ({"backlog_relief": 1}, {}, "backlog_relief"),
+        ({"auto_approve": "yes"}, {}, "auto_approve"),
         ({"threshold_policy": "yolo"}, {}, "threshold_policy"),
         ({"name": "renamed"}, {}, "name"),
         ({"reviewed_count": 0}, {}, "reviewed_count"),

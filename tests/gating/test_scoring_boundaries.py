@@ -312,3 +312,22 @@ def test_impact_as_dict_rounds_points_to_four_places():
         "points": 5.3333,
         "detail": "passed (weight 2)",
     }
+
+
+def test_with_auto_approval_off_a_capped_score_is_a_warning_even_at_threshold_10():
+    # 19 of 20 approved: 0.95 > 0.90, a bonus of 0.5; base 8.0 * 1.5 = 12, capped at 10.
+    pair = PairHistory(reviewed=20, approved_unchanged=19)
+    at_ten = GatePolicy(task_type_reviewed=100, approve_threshold=10.0, cold_start_margin=0.0)
+    assert _score(ONE_PASS, pair=pair, policy=at_ten).decision is Decision.APPROVED
+    off = GatePolicy(
+        task_type_reviewed=100, approve_threshold=10.0, cold_start_margin=0.0, auto_approve=False
+    )
+    result = _score(ONE_PASS, pair=pair, policy=off)
+    assert (result.score, result.decision) == (10.0, Decision.WARNING)
+    assert result.reasons[-1] == (
+        "Score 10.00 reaches the approve threshold 10.00, but auto-approval is off for this "
+        "task type: delivered as a warning."
+    )
+    # Below the review threshold it is held as before: the switch touches approvals only.
+    low = GatePolicy(task_type_reviewed=100, review_threshold=9.0, auto_approve=False)
+    assert _score(ONE_PASS, policy=low).decision is Decision.PENDING_REVIEW

@@ -188,8 +188,9 @@ def test_not_attainable_alerts_after_two_runs_in_a_row_with_the_best_certifiable
     (finding,) = [f for f in alerts.threshold_evidence(NOW) if f.rule == "not_attainable"]
     assert finding.firing
     assert "the best certifiable error is 0.0310 at threshold 9.7" in finding.message
-    # Scores are capped at 10: pinning there still auto-approves what reaches the cap.
-    assert "only the outputs that reach the capped score of 10" in finding.message
+    # Scores are capped at 10: pinning there still auto-approves what reaches the cap, so
+    # the choice offered is the switch.
+    assert "turning auto-approval off" in finding.message
     assert finding.value == 0.031
     states = {(s.task_type, s.which): s for s in selectors.threshold_states()}
     approve = states[("t", "approve")]
