@@ -19,8 +19,12 @@ REVIEWS_PER_DAY = 2_700
 
 @pytest.fixture(scope="module")
 def default_world() -> loop.History:
+    # Seed 1004: every check below needs task types certified all of the last week, which
+    # the bench's default-world histories give in 18 of 32 task types; in seed 1003 none
+    # (their states alternated between certified and underpowered that week), which would
+    # leave the guarantee's test with nothing to check.
     return loop.run_history(
-        loop.history_config(1003, days=30, outputs_per_day=OUTPUTS_PER_DAY),
+        loop.history_config(1004, days=30, outputs_per_day=OUTPUTS_PER_DAY),
         loop.LoopSettings(reviews_per_day=REVIEWS_PER_DAY),
     )
 
