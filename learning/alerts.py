@@ -246,7 +246,8 @@ def threshold_evidence(now: datetime) -> list[Finding]:
                 + (
                     f"the best certifiable error is {best[0]:.4f} at threshold {best[1]:g}. "
                     if best
-                    else "no error below 1 can be certified. "
+                    else "no threshold has data enough to be tested against the tighter "
+                    "budget, so no error can be certified yet. "
                 )
                 + f"The threshold is held at {task_type.approve_threshold:g} with its guarantee "
                 "suspended: choose between keeping it as it is and turning auto-approval off "

@@ -652,6 +652,10 @@ def certify_approve_threshold(
 
 # --------------------------------------------------------------------------- smoothing
 
+# With no best certifiable error, the search's candidates all lack data: no budget below
+# 1 brings one in while the other budget is as it is.
+NO_BEST = "no error: no threshold has data enough to be tested against the tighter budget"
+
 
 @dataclass(frozen=True)
 class Move:
@@ -727,7 +731,7 @@ def smoothed_move(
         f"Not attainable: at {s.threshold:g}, the highest threshold with enough data to test, "
         f"the estimates (P(bad) {s.bad.estimate:.4f}, P(edit or bad) {s.edit.estimate:.4f}) "
         f"already reach the budgets, so no threshold can be certified with {budgets}. "
-        f"At best, {best or 'nothing below 1'}. Held at {current:g}: this needs a person, "
+        f"At best, {best or NO_BEST}. Held at {current:g}: this needs a person, "
         "not a quiet climb."
     )
     return Move(current, current, why)

@@ -1199,7 +1199,7 @@ def test_not_attainable_names_what_could_be_certified_and_holds():
     )
     assert certify.smoothed_move(7.5, outcome, last_certified=9.9) == certify.Move(7.5, 7.5, why)
     nothing = hand_outcome(State.NOT_ATTAINABLE, stopped_at=stopped)
-    assert "At best, nothing below 1. Held at 7.5" in (
+    assert f"At best, {certify.NO_BEST}. Held at 7.5" in (
         certify.smoothed_move(7.5, nothing, last_certified=None).reason
     )
 

@@ -227,3 +227,16 @@ def test_no_verdicts_at_all_leave_every_threshold_underpowered_not_broken(gatewa
     states = set(ThresholdChange.objects.filter(cycle=run).values_list("state", flat=True))
     assert states == {"underpowered"}
     assert np.isfinite([c.new_value for c in ThresholdChange.objects.filter(cycle=run)]).all()
+
+
+def test_not_attainable_without_a_best_certifiable_error_says_the_data_is_short(gateway):
+    ingest(gateway, 1, at=NOW - timedelta(days=1))
+    task_type = TaskType.objects.get(name="t")
+    nothing = {"best_edit": None, "best_bad": None}
+    record(task_type, "not_attainable", NOW - timedelta(hours=24), nothing)
+    record(task_type, "not_attainable", NOW - timedelta(hours=12), nothing)
+    (finding,) = [f for f in alerts.threshold_evidence(NOW) if f.rule == "not_attainable"]
+    assert finding.firing and finding.value is None
+    assert "no threshold has data enough to be tested against the tighter budget" in (
+        finding.message
+    )
