@@ -236,8 +236,10 @@ def threshold_evidence(now: datetime) -> list[Finding]:
             Finding(
                 rule=Rule.NOT_ATTAINABLE,
                 subject=task_type.name,
+                # Auto-approval off is the admin's answer to this alert: nothing to choose.
                 firing=latest.state == ThresholdChange.State.NOT_ATTAINABLE
-                and runs >= NOT_ATTAINABLE_RUNS,
+                and runs >= NOT_ATTAINABLE_RUNS
+                and task_type.auto_approve,
                 value=best[0] if best else None,
                 limit=task_type.alpha_approve,
                 message=f"No approve threshold of {task_type.name} can be certified with "

@@ -203,8 +203,12 @@ class ThresholdState:
         return ThresholdChange.State(self.state).label if self.state else ""
 
 
-def _guarantee(state: str, which: str, last_certified: float | None) -> str:
+def _guarantee(
+    state: str, which: str, last_certified: float | None, *, auto_approve: bool = True
+) -> str:
     """What the threshold's budget amounts to now, in a few words."""
+    if which == ThresholdChange.Which.APPROVE and not auto_approve:
+        return "not needed: auto-approval is off"
     if state == ThresholdChange.State.CERTIFIED:
         return "holds"
     if state == ThresholdChange.State.NOT_ATTAINABLE:
@@ -253,7 +257,9 @@ def threshold_states() -> list[ThresholdState]:
                     which=which,
                     value=value,
                     state=latest.state,
-                    guarantee=_guarantee(latest.state, which, last_certified),
+                    guarantee=_guarantee(
+                        latest.state, which, last_certified, auto_approve=task_type.auto_approve
+                    ),
                     reason=latest.reason,
                     at=latest.at,
                     runs_in_a_row=run,

@@ -198,6 +198,15 @@ def test_not_attainable_alerts_after_two_runs_in_a_row_with_the_best_certifiable
     assert approve.guarantee == "suspended"
     assert (approve.best_certifiable_error, approve.best_certifiable_threshold) == (0.031, 9.7)
 
+    # The admin turns auto-approval off: the alert's choice is made, and the budget of
+    # auto-approved outputs no longer applies to anything.
+    TaskType.objects.filter(pk=task_type.pk).update(auto_approve=False)
+    (answered,) = [f for f in alerts.threshold_evidence(NOW) if f.rule == "not_attainable"]
+    assert not answered.firing
+    states = {(s.task_type, s.which): s for s in selectors.threshold_states()}
+    assert states[("t", "approve")].guarantee == "not needed: auto-approval is off"
+    assert states[("t", "review")].guarantee == "not met: all held"
+
 
 def test_threshold_states_api_and_pages(gateway, user_in, client):
     ingest(gateway, 1, at=NOW - timedelta(days=1))
