@@ -25,7 +25,7 @@ from gating.models import AuditEvent, Output, Review, ReviewItem, TaskType
 from gating.roles import Role
 from learning import selectors
 from learning.models import Alert, ThresholdChange
-from learning.statistics import drift, importance
+from learning.statistics import certify, drift, importance
 
 Rule = Alert.Rule
 
@@ -248,8 +248,7 @@ def threshold_evidence(now: datetime) -> list[Finding]:
                 + (
                     f"the best certifiable error is {best[0]:.4f} at threshold {best[1]:g}. "
                     if best
-                    else "no threshold has data enough to be tested against the tighter "
-                    "budget, so no error can be certified yet. "
+                    else f"{certify.NO_DATA_TO_TEST}, so no error can be certified yet. "
                 )
                 + f"The threshold is held at {task_type.approve_threshold:g} with its guarantee "
                 "suspended: choose between keeping it as it is and turning auto-approval off "

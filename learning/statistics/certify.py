@@ -653,8 +653,9 @@ def certify_approve_threshold(
 # --------------------------------------------------------------------------- smoothing
 
 # With no best certifiable error, the search's candidates all lack data: no budget below
-# 1 brings one in while the other budget is as it is.
-NO_BEST = "no error: no threshold has data enough to be tested against the tighter budget"
+# 1 brings one in while the other budget is as it is. The alert says it in the same words.
+NO_DATA_TO_TEST = "no threshold has data enough to be tested against the tighter budget"
+NO_BEST = f"no error: {NO_DATA_TO_TEST}"
 
 
 @dataclass(frozen=True)
