@@ -239,7 +239,7 @@ def _build_output(
         "coherence": submission.coherence,
         "requires_fact_check": submission.requires_fact_check,
         "validator_results": sent["validators"],
-        "evidence": submission.evidence,
+        "evidence": sent["evidence"],
         "metadata": submission.metadata,
         "score": result.score,
         "base_score": result.base_score,

@@ -11,16 +11,21 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from datetime import datetime
+from enum import StrEnum
 from typing import Annotated, Any
 
 import orjson
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
+    Strict,
     StringConstraints,
     field_validator,
+    model_validator,
 )
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:\-]*$"
@@ -76,6 +81,206 @@ class ValidatorResultIn(_Strict):
     detail: Annotated[SafeText, StringConstraints(max_length=2000)] = ""
 
 
+# --------------------------------------------------------------------------- evidence
+# What an agent's tools collected on the way to its answer (seeds 000 and 001). Each entry
+# is one tool call; the evidence scorers read the tool, what it was asked, what it was
+# about and how well it matched. docs/scoring.md describes every field.
+
+
+class Tool(StrEnum):
+    FIND = "find"
+    GREP = "grep"
+    REFERENCES = "references"
+    READ = "read"
+    DISCOVERY = "discovery"
+    CMAKE = "cmake"
+    CTEST = "ctest"
+    GIT = "git"
+    GH = "gh"
+
+
+class Match(StrEnum):
+    """How a search call matched its query (seed 001, Part IV)."""
+
+    EXACT = "exact"  # the exact phrase, or the exact file name
+    IDENTIFIER = "identifier"  # the query as a code symbol
+    SUBSTRING = "substring"  # a case-sensitive substring, or part of a file name
+    TOKEN = "token"  # words of the query matched one by one
+    NONE = "none"  # no match
+
+
+class Outcome(StrEnum):
+    """What a non-search call found; each tool has its own (``OUTCOMES``)."""
+
+    FIRST_LISTED = "first_listed"  # read: the first file of a result list
+    RANKED = "ranked"  # read: a ranked candidate
+    TOP_RANKED = "top_ranked"  # read: the highest-ranked candidate
+    FAILED = "failed"  # cmake: the build failed; ctest: tests failed
+    NO_OP = "no_op"  # cmake: nothing to build
+    BUILT_OTHER = "built_other"  # cmake: built, but not the target asked about
+    BUILT_TARGET = "built_target"  # cmake: built the target asked about
+    NONE_RUN = "none_run"  # ctest: 0 tests ran
+    SOME_PASSED = "some_passed"  # ctest: some of the relevant tests ran and passed
+    ALL_PASSED = "all_passed"  # ctest: all relevant tests passed
+    STATUS = "status"  # git: status only
+    LOG = "log"  # git: log without the query's terms
+    LOG_MATCHING = "log_matching"  # git: log with matching commits
+    EMPTY = "empty"  # gh: an empty response ("[]")
+    RUN_LIST = "run_list"  # gh: a list of runs
+    MATCHING_WORKFLOW = "matching_workflow"  # gh: runs of the workflow asked about
+    RUN_LOG = "run_log"  # gh: a run's log, confirming failure or success
+
+
+SEARCH_TOOLS = frozenset({Tool.FIND, Tool.GREP, Tool.REFERENCES})
+OUTCOMES: dict[Tool, frozenset[Outcome]] = {
+    Tool.READ: frozenset({Outcome.FIRST_LISTED, Outcome.RANKED, Outcome.TOP_RANKED}),
+    Tool.CMAKE: frozenset(
+        {Outcome.FAILED, Outcome.NO_OP, Outcome.BUILT_OTHER, Outcome.BUILT_TARGET}
+    ),
+    Tool.CTEST: frozenset(
+        {Outcome.FAILED, Outcome.NONE_RUN, Outcome.SOME_PASSED, Outcome.ALL_PASSED}
+    ),
+    Tool.GIT: frozenset({Outcome.STATUS, Outcome.LOG, Outcome.LOG_MATCHING}),
+    Tool.GH: frozenset(
+        {Outcome.EMPTY, Outcome.RUN_LIST, Outcome.MATCHING_WORKFLOW, Outcome.RUN_LOG}
+    ),
+}
+
+
+class DiscoveryFactor(StrEnum):
+    """The four things a discovery scan can establish about a project (seed 000)."""
+
+    PROJECT_TYPE = "project_type"
+    SOURCE_COUNT = "source_count"
+    TEST_PRESENCE = "test_presence"
+    BUILD_SYSTEM = "build_system"
+
+
+class Intent(StrEnum):
+    """What the agent was asked to do (seed 001's requirement table)."""
+
+    LOCATE = "locate"
+    NAVIGATE = "navigate"
+    EXPLAIN = "explain"
+    REVIEW = "review"
+    DIAGNOSE = "diagnose"
+    COMPARE = "compare"
+    STATUS = "status"
+    EXECUTE = "execute"
+    MODIFY = "modify"
+    CHAT = "chat"
+
+
+ShortText = Annotated[SafeText, StringConstraints(max_length=500)]
+
+# Strict validation in Python mode wants enum members, not their values; the simulator and
+# the tests build submissions from plain dicts as JSON would give them. A value that is no
+# member's is still refused.
+ByValue = Strict(False)
+
+
+class EvidenceEntryIn(_Strict):
+    tool: Annotated[Tool, ByValue]
+    query: ShortText = ""
+    # What the call was about: a symbol, a phrase or a file. Entries about the same target
+    # corroborate each other.
+    target: ShortText = ""
+    match: Annotated[Match, ByValue] | None = None
+    match_count: Annotated[int, Field(ge=0)] = 0
+    exact_match_count: Annotated[int, Field(ge=0)] = 0
+    outcome: Annotated[Outcome, ByValue] | None = None
+    factors: Annotated[list[Annotated[DiscoveryFactor, ByValue]], Field(max_length=4)] = Field(
+        default_factory=list
+    )
+    recovery: bool = False
+    error: bool = False
+    sources: Annotated[list[ShortText], Field(max_length=100)] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _fits_its_tool(self) -> EvidenceEntryIn:
+        if self.exact_match_count > self.match_count:
+            raise ValueError("exact_match_count must not exceed match_count")
+        if len(set(self.factors)) != len(self.factors):
+            raise ValueError("factors must not repeat")
+        if self.factors and self.tool is not Tool.DISCOVERY:
+            raise ValueError(f"factors are for discovery, not {self.tool}")
+        if self.match is not None and self.tool not in SEARCH_TOOLS:
+            raise ValueError(f"match is for find, grep and references, not {self.tool}")
+        allowed = OUTCOMES.get(self.tool, frozenset())
+        if self.outcome is not None and self.outcome not in allowed:
+            names = ", ".join(sorted(allowed)) or "none"
+            raise ValueError(f"outcome {self.outcome} is not one of {self.tool}'s ({names})")
+        return self
+
+
+class EvidenceIn(_Strict):
+    intent: Annotated[Intent, ByValue] | None = None
+    entries: Annotated[list[EvidenceEntryIn], Field(max_length=200)]
+
+
+# --------------------------------------------------------------------------- provenance
+# Where a claim came from (seed 004): each source's own confidence, its type, and when the
+# claim goes stale; related claims support or contradict it.
+
+
+class Tier(StrEnum):
+    """How long a claim stays fresh; each tier has its own half-life after staleness."""
+
+    EPHEMERAL = "ephemeral"
+    TASK = "task"
+    PROJECT = "project"
+    PERSISTENT = "persistent"
+
+
+Unit = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+def _iso_datetime(value: Any) -> Any:
+    # An ISO 8601 string, from JSON or from a dict built like JSON; a number is refused
+    # (lax datetimes would read it as a Unix time).
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(
+                "must be an ISO 8601 date and time, e.g. 2026-01-31T12:00:00Z"
+            ) from None
+    return value
+
+
+class SourceIn(_Strict):
+    source_type: Annotated[
+        str, StringConstraints(min_length=1, max_length=50, pattern=NAME_PATTERN)
+    ]
+    confidence: Unit
+    source: ShortText = ""
+
+
+class ClaimIn(_Strict):
+    sources: Annotated[list[SourceIn], Field(min_length=1, max_length=100)]
+    tier: Annotated[Tier, ByValue] = Tier.TASK
+    staleness_at: Annotated[datetime, BeforeValidator(_iso_datetime)] | None = None
+
+    @field_validator("staleness_at")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.utcoffset() is None:
+            raise ValueError("must carry a time zone, e.g. 2026-01-31T12:00:00Z")
+        return value
+
+
+class RelatedClaimIn(ClaimIn):
+    strength: Unit
+
+
+class ProvenanceIn(ClaimIn):
+    supporting: Annotated[list[RelatedClaimIn], Field(max_length=50)] = Field(default_factory=list)
+    contradicting: Annotated[list[RelatedClaimIn], Field(max_length=50)] = Field(
+        default_factory=list
+    )
+    instance_trust: Unit = 1.0
+
+
 class OutputSubmission(_Strict):
     external_id: Annotated[SafeText, StringConstraints(min_length=1, max_length=200)]
     task_type: TaskTypeName
@@ -87,7 +292,8 @@ class OutputSubmission(_Strict):
     input_clarity: Annotated[float, Field(ge=0.0, le=1.0)]
     coherence: Annotated[float, Field(ge=0.0, le=1.0)]
     requires_fact_check: bool = False
-    evidence: Annotated[Any, AfterValidator(_plain_json)] = None
+    evidence: EvidenceIn | None = None
+    provenance: ProvenanceIn | None = None
     metadata: Annotated[dict[str, Any], AfterValidator(_plain_json)] = Field(default_factory=dict)
 
     @field_validator("external_id")

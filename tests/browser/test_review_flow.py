@@ -58,7 +58,7 @@ def test_a_reviewer_approves_modifies_and_rejects_with_the_keyboard(
         input=f"Question {SCRIPT} {IMG}",
         output=f"Answer {SCRIPT} {IMG}",
         validators=[{"name": "facts", "passed": False, "detail": IMG}],
-        evidence={"quote": SCRIPT, "html": IMG},
+        evidence={"entries": [{"tool": "grep", "query": SCRIPT, "target": IMG}]},
         metadata={"note": SCRIPT, "html": IMG},
     )
     edited = hold(output="Revenue grew 4% on the quarter.\nCosts fell.")

@@ -82,14 +82,19 @@ def test_text_and_json_keep_every_value_through_the_bulk_insert(gateway_api):
     metadata = {"big": 2**70, "unicode": "café ✓", "nested": [1.5, None, True, {"k": "v"}]}
     bodies = SubmissionFactory.create_batch(3)
     bodies[0]["metadata"] = metadata
-    bodies[1]["evidence"] = {"source": "doc-1", "quote": 'He said "hi"'}
+    bodies[1]["evidence"] = {
+        "intent": "locate",
+        "entries": [{"tool": "grep", "query": 'He said "hi"', "match": "exact", "match_count": 2}],
+    }
     bodies[2]["output"] = 'tab\there,\r\nnew line, \\N and \\ backslashes, "quotes", ✓'
     response = gateway_api.post(URL, {"outputs": bodies}, format="json")
 
     assert response.status_code == 201, response.json()
     stored = {o.external_id: o for o in Output.objects.all()}
     assert stored[bodies[0]["external_id"]].metadata == metadata
-    assert stored[bodies[1]["external_id"]].evidence == bodies[1]["evidence"]
+    evidence = stored[bodies[1]["external_id"]].evidence
+    assert evidence["entries"][0]["query"] == 'He said "hi"'
+    assert evidence["intent"] == "locate"
     # SQL NULL, as the ORM stores None, rather than JSON null (which also loads as None).
     assert Output.objects.filter(evidence__isnull=True).count() == 2
     assert stored[bodies[2]["external_id"]].output_text == bodies[2]["output"]

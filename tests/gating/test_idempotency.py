@@ -55,12 +55,12 @@ def test_outputs_hashed_before_the_orjson_fingerprint_still_replay(gateway_api):
     assert gateway_api.post(URL, changed, format="json").status_code == 409
 
 
-def test_evidence_with_integers_beyond_64_bits_replays(gateway_api):
-    body = {**SubmissionFactory(), "evidence": {"id": 2**70}}
+def test_metadata_with_integers_beyond_64_bits_replays(gateway_api):
+    body = {**SubmissionFactory(), "metadata": {"id": 2**70}}
     assert gateway_api.post(URL, body, format="json").status_code == 201
     assert gateway_api.post(URL, body, format="json").status_code == 200
     assert (
-        gateway_api.post(URL, {**body, "evidence": {"id": 2**70 + 1}}, format="json").status_code
+        gateway_api.post(URL, {**body, "metadata": {"id": 2**70 + 1}}, format="json").status_code
         == 409
     )
 

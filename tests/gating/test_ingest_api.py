@@ -80,7 +80,11 @@ def test_warning_is_delivered_and_flagged(gateway_api):
 
 
 def test_everything_sent_is_stored(gateway_api, gateway):
-    body = SubmissionFactory(evidence={"sources": ["a", "b"]}, metadata={"k": [1, {"x": None}]})
+    evidence = {
+        "intent": "explain",
+        "entries": [{"tool": "read", "target": "a.py", "outcome": "ranked"}],
+    }
+    body = SubmissionFactory(evidence=evidence, metadata={"k": [1, {"x": None}]})
     response = post(gateway_api, body)
 
     output = Output.objects.get(pk=response.json()["id"])
@@ -89,7 +93,8 @@ def test_everything_sent_is_stored(gateway_api, gateway):
     assert output.output_text == body["output"]
     assert output.tier == "fast"
     assert output.requires_fact_check is True
-    assert output.evidence == {"sources": ["a", "b"]}
+    assert output.evidence["entries"][0]["target"] == "a.py"
+    assert output.evidence["entries"][0]["outcome"] == "ranked"
     assert output.metadata == {"k": [1, {"x": None}]}
     assert output.validator_results[3] == {
         "name": "length",

@@ -245,7 +245,9 @@ def test_the_review_page_shows_what_the_gate_saw_and_why(hold):
     [item] = hold(
         input="Summarise the report.",
         output="Revenue grew 4%.",
-        evidence={"source": "annual-report.pdf", "page": 12},
+        evidence={
+            "entries": [{"tool": "read", "target": "annual-report.pdf", "outcome": "ranked"}]
+        },
         metadata={"request_id": "req-77"},
     )
     reviewer = UserFactory(role=Role.REVIEWER)
@@ -282,7 +284,7 @@ def test_the_review_page_escapes_everything_from_the_output(hold):
         input=f"Input {SCRIPT} {IMG}",
         output=f"Output {SCRIPT} {IMG}",
         validators=[{"name": "facts", "passed": False, "detail": IMG}],
-        evidence={"quote": SCRIPT, IMG: [IMG]},
+        evidence={"entries": [{"tool": "grep", "query": SCRIPT, "target": IMG, "sources": [IMG]}]},
         metadata={"note": IMG, "nested": {"deep": SCRIPT}},
     )
     reviewer = UserFactory(role=Role.REVIEWER)
