@@ -472,7 +472,7 @@ INSERT INTO gating_output (
     input_text, output_text, input_clarity, coherence, requires_fact_check,
     validator_results, evidence, metadata, score, base_score, decision,
     review_threshold, approve_threshold, scorer, impacts, reasons, status,
-    final_output_text, created_at, decided_at
+    final_output_text, created_at, decided_at, shadow_scores
 )
 SELECT
     g,
@@ -501,7 +501,7 @@ SELECT
     'pending_review',
     4.0,
     7.0,
-    'adr0003-v1',
+    'validators-v1',
     '[{"factor": "validator:facts", "points": 0.0, "detail": "failed (weight 1)"},
       {"factor": "hallucination_penalty", "points": -2.0, "detail": "facts failed"}]'::jsonb,
     jsonb_build_array(
@@ -511,7 +511,8 @@ SELECT
     'pending',
     NULL,
     %(start)s::timestamptz + (g - 1) * %(step)s::interval + s.jitter * interval '30 seconds',
-    NULL
+    NULL,
+    '{}'::jsonb
 FROM (
     SELECT g, 4 * random() AS score, random() AS jitter
     FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g

@@ -88,6 +88,7 @@ class TaskTypeAdmin(admin.ModelAdmin):
         "review_threshold",
         "approve_threshold",
         "threshold_policy",
+        "scorer",
         "recommended_tier",
         "reviewed_count",
         "in_cold_start",

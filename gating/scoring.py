@@ -15,7 +15,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-SCORER_NAME = "adr0003-v1"
+# The validators scorer's label (gating.scorers.label); outputs before 0016 said "adr0003-v1".
+SCORER_NAME = "validators-v1"
 
 SCORE_MIN = 0.0
 SCORE_MAX = 10.0
@@ -253,13 +254,56 @@ def score_output(
             Impact("clamp", score - unclamped, f"clamped to [0, 10] from {unclamped:.2f}")
         )
 
+    ruling = gate(score, policy, pair)
+    reasons.extend(ruling.reasons)
+    return GateResult(
+        score=score,
+        base_score=base,
+        decision=ruling.decision,
+        review_threshold=ruling.review_threshold,
+        approve_threshold=ruling.approve_threshold,
+        pass_fraction=fraction,
+        task_accuracy_bonus=bonus,
+        hallucination_penalty=penalty,
+        impacts=impacts,
+        reasons=reasons,
+    )
+
+
+class Ruling(NamedTuple):
+    """What the gate makes of a score: the decision, the thresholds it used, and why."""
+
+    decision: Decision
+    review_threshold: float
+    approve_threshold: float
+    reasons: list[str]
+
+
+def gate(
+    score: float,
+    policy: GatePolicy,
+    pair: PairHistory,
+    *,
+    level: str | None = None,
+    level_decision: Decision | None = None,
+) -> Ruling:
+    """Decide on a score, whichever scorer gave it: the thresholds (raised for a new pair),
+    then the auto-approve switch, then the task type's cold start.
+
+    A scorer that rates in named levels may give its level's own decision, which then takes
+    the thresholds' place; the switch and the cold start apply to it all the same.
+    """
+    reasons: list[str] = []
     review_t, approve_t, raised_by = effective_thresholds(policy, pair)
-    decision = decide(score, review_t, approve_t)
-    if raised_by:
-        reasons.append(
-            f"New model for this task type ({pair.reviewed} of {FULL_CONFIDENCE_REVIEWS} "
-            f"reviews): both thresholds raised by {raised_by:.2f}."
-        )
+    if level_decision is None:
+        decision = decide(score, review_t, approve_t)
+        if raised_by:
+            reasons.append(
+                f"New model for this task type ({pair.reviewed} of {FULL_CONFIDENCE_REVIEWS} "
+                f"reviews): both thresholds raised by {raised_by:.2f}."
+            )
+    else:
+        decision = level_decision
     switched_off = decision is Decision.APPROVED and not policy.auto_approve
     if switched_off:
         decision = Decision.WARNING
@@ -270,25 +314,26 @@ def score_output(
             f"{policy.cold_start_reviews} human reviews, so every output is held for review."
         )
     elif switched_off:
-        reasons.append(
-            f"Score {score:.2f} reaches the approve threshold {approve_t:.2f}, but "
-            "auto-approval is off for this task type: delivered as a warning."
+        reached = (
+            f"Level {level} would be approved"
+            if level_decision is not None
+            else f"Score {score:.2f} reaches the approve threshold {approve_t:.2f}"
         )
+        reasons.append(
+            f"{reached}, but auto-approval is off for this task type: delivered as a warning."
+        )
+    elif level_decision is not None:
+        reasons.append(f"Level {level}: {_LEVEL_OUTCOME[decision]}")
     else:
         reasons.append(_threshold_reason(score, decision, review_t, approve_t))
+    return Ruling(decision, review_t, approve_t, reasons)
 
-    return GateResult(
-        score=score,
-        base_score=base,
-        decision=decision,
-        review_threshold=review_t,
-        approve_threshold=approve_t,
-        pass_fraction=fraction,
-        task_accuracy_bonus=bonus,
-        hallucination_penalty=penalty,
-        impacts=impacts,
-        reasons=reasons,
-    )
+
+_LEVEL_OUTCOME = {
+    Decision.APPROVED: "approved without review.",
+    Decision.WARNING: "delivered with a warning.",
+    Decision.PENDING_REVIEW: "held for review.",
+}
 
 
 def scores_many(

@@ -20,7 +20,7 @@ from django.contrib.auth.models import AbstractUser
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from gating import bulk, reviews, scoring, users
+from gating import bulk, reviews, scorers, scoring, users
 from gating.audit import audit_record, audit_record_many
 from gating.exceptions import IdempotencyConflict, TaskTypeInvalid, TaskTypeRefused
 from gating.models import (
@@ -73,6 +73,10 @@ class _TaskContext:
             task_type_reviewed=t.reviewed_count,
             auto_approve=t.auto_approve,
         )
+
+    @cached_property
+    def scorer(self) -> scorers.Scorer:
+        return scorers.get(self.task_type.scorer)
 
     @cached_property
     def outcomes(self) -> dict[tuple[str, bool], scoring.ValidatorOutcome]:
@@ -208,22 +212,27 @@ def _task_contexts(
     }
 
 
-def _gate(submission: OutputSubmission, context: _TaskContext) -> scoring.GateResult:
+def _gate(submission: OutputSubmission, context: _TaskContext, now: datetime) -> scorers.Scoring:
     outcome = context.outcomes
-    return scoring.score_output(
+    scorer_input = scorers.ScorerInput(
         validators=tuple(outcome[v.name, v.passed] for v in submission.validators),
         input_clarity=submission.input_clarity,
         coherence=submission.coherence,
         requires_fact_check=submission.requires_fact_check,
         pair=context.pair_stats.get(submission.model, scoring.PairHistory()),
         policy=context.policy,
+        now=now,
+        evidence=submission.evidence,
+        provenance=submission.provenance,
     )
+    return scorers.score_and_gate(context.scorer, scorer_input, shadow=settings.SHADOW_SCORING)
 
 
 def _build_output(
     *, source: AbstractUser, submission: OutputSubmission, context: _TaskContext, now
 ) -> Output:
-    result = _gate(submission, context)
+    scored = _gate(submission, context, now)
+    result = scored.result
     held = result.decision is scoring.Decision.PENDING_REVIEW
     sent = submission.model_dump(mode="json")
     values = {
@@ -240,6 +249,7 @@ def _build_output(
         "requires_fact_check": submission.requires_fact_check,
         "validator_results": sent["validators"],
         "evidence": sent["evidence"],
+        "provenance": sent["provenance"],
         "metadata": submission.metadata,
         "score": result.score,
         "base_score": result.base_score,
@@ -249,6 +259,9 @@ def _build_output(
         "scorer": result.scorer,
         "impacts": [i.as_dict() for i in result.impacts],
         "reasons": result.reasons,
+        "interval_lower": scored.interval[0] if scored.interval else None,
+        "interval_upper": scored.interval[1] if scored.interval else None,
+        "shadow_scores": scored.shadow,
         "status": Output.Status.PENDING if held else Output.Status.APPROVED,
         "final_output_text": None if held else submission.output,
         "created_at": now,
@@ -490,7 +503,7 @@ _WHOLE_NUMBERS = frozenset({"cold_start_reviews"})
 _SWITCHES = frozenset(
     {"review_threshold_pinned", "approve_threshold_pinned", "auto_approve", "backlog_relief"}
 )
-GATE_SETTINGS = frozenset({*SETTING_RANGES, *_SWITCHES, "threshold_policy"})
+GATE_SETTINGS = frozenset({*SETTING_RANGES, *_SWITCHES, "threshold_policy", "scorer"})
 
 
 @dataclass(frozen=True)
@@ -666,6 +679,9 @@ def _setting_problem(name: str, value: object) -> str | None:
     if name == "threshold_policy":
         choices = TaskType.ThresholdPolicy.values
         return None if value in choices else f"Must be one of: {', '.join(choices)}."
+    if name == "scorer":
+        known = scorers.names()
+        return None if value in known else f"Unknown scorer; one of: {', '.join(known)}."
     if name in _WHOLE_NUMBERS and not (_is_number(value) and isinstance(value, int)):
         return "Must be a whole number."
     if not _is_number(value) or not math.isfinite(value):

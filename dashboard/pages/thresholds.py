@@ -19,6 +19,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from dashboard import selectors, whatif
 from dashboard.filters import DashboardFilter, FilterInvalid, filter_parse, filter_query
 from dashboard.models import REVIEW_BUCKET_WIDTH, ReviewRollup
+from gating import scorers
 from gating.exceptions import TaskTypeInvalid
 from gating.models import ReviewItem, TaskType, Validator
 from gating.services import (
@@ -120,6 +121,7 @@ def _context(f: DashboardFilter, task_type: TaskType | None, known: dict, **extr
         "model_names": known["models"],
         "filter_query": filter_query(f) if task_type is None else _query(f, task_type),
         "policies": TaskType.ThresholdPolicy.choices,
+        "scorer_choices": [(s.name, s.description) for s in scorers.REGISTRY.values()],
         "cycle_kinds": CycleRun.Kind.choices,
         "ranges": SETTING_RANGES,
         "problems": {},
@@ -131,6 +133,7 @@ def _context(f: DashboardFilter, task_type: TaskType | None, known: dict, **extr
         validators = list(Validator.objects.filter(task_type=task_type).order_by("name"))
         values = {name: getattr(task_type, name) for name in (*NUMBERS, *SWITCHES)}
         values["threshold_policy"] = task_type.threshold_policy
+        values["scorer"] = task_type.scorer
         values |= {f"{_WEIGHT}{v.name}": v.weight for v in validators}
         values |= context["values"]
         problems = context["problems"]
@@ -142,6 +145,7 @@ def _context(f: DashboardFilter, task_type: TaskType | None, known: dict, **extr
             (name, LABELS[name], values[name], problems.get(name)) for name in SWITCHES
         ]
         context["policy"] = (values["threshold_policy"], problems.get("threshold_policy"))
+        context["scorer"] = (values["scorer"], problems.get("scorer"))
         context["threshold_states"] = [
             s for s in learning_selectors.threshold_states() if s.task_type == task_type.name
         ]
@@ -198,6 +202,7 @@ def _save(request, f: DashboardFilter, task_type: TaskType, known: dict):
         submitted = {name: request.POST.get(name, "") for name in NUMBERS}
         submitted |= {name: name in request.POST for name in SWITCHES}
         submitted["threshold_policy"] = request.POST.get("threshold_policy", "")
+        submitted["scorer"] = request.POST.get("scorer", task_type.scorer)
         submitted |= {
             f"{_WEIGHT}{name}": request.POST.get(f"{_WEIGHT}{name}", "") for name in validators
         }
@@ -223,6 +228,8 @@ def _read_form(post, validators: dict) -> tuple[dict, dict, dict]:
     for name in SWITCHES:
         changes[name] = name in post
     changes["threshold_policy"] = post.get("threshold_policy", "")
+    if "scorer" in post:
+        changes["scorer"] = post["scorer"]
     weights: dict[str, float] = {}
     for name in validators:
         value = _number(post.get(f"{_WEIGHT}{name}", "").strip(), whole=False)

@@ -151,6 +151,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 # new review counts, reach every process within GATE_CACHE_SECONDS.
 TOKEN_CACHE_SECONDS = env.float("TOKEN_CACHE_SECONDS", default=10.0)
 GATE_CACHE_SECONDS = env.float("GATE_CACHE_SECONDS", default=5.0)
+# Score every output also with each other scorer its payload has the inputs for, for the
+# calibration page's comparison (docs/scoring.md). Off only to measure what it costs.
+SHADOW_SCORING = env.bool("SHADOW_SCORING", default=True)
 
 # The review queue. A claim is a lease: it lapses unless the review page's heartbeat
 # renews it, and a lapsed item goes to the next reviewer who asks.

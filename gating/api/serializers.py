@@ -68,6 +68,7 @@ class TaskTypeSerializer(StrictModelSerializer):
             "double_review_rate",
             "audit_rate_budget",
             "threshold_policy",
+            "scorer",
             "alpha_approve",
             "alpha_bad",
             "alpha_warning",

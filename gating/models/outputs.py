@@ -3,6 +3,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
+from gating import scorers
 from gating.scoring import Decision
 
 _SCORE_RANGE = [MinValueValidator(0.0), MaxValueValidator(10.0)]
@@ -66,6 +67,13 @@ class TaskType(models.Model):
     )
     approve_threshold_pinned = models.BooleanField(
         default=False, help_text="The learning cycles leave a pinned threshold where it is."
+    )
+    scorer = models.CharField(
+        max_length=40,
+        choices=scorers.choices,
+        default=scorers.DEFAULT,
+        help_text="The model that scores this task type's outputs (docs/scoring.md). The "
+        "others score them in shadow, where the payload has what they read.",
     )
     auto_approve = models.BooleanField(
         default=True,
@@ -172,6 +180,7 @@ class Output(models.Model):
     # [{"name", "passed", "detail"}] as the gateway reported them, in its order.
     validator_results = models.JSONField(default=list)
     evidence = models.JSONField(null=True, blank=True)
+    provenance = models.JSONField(null=True, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
 
     score = models.FloatField()
@@ -182,6 +191,14 @@ class Output(models.Model):
     scorer = models.CharField(max_length=40)
     impacts = models.JSONField(default=list)
     reasons = models.JSONField(default=list)
+    # The interval scorer's bounds on 0-10, whether it scored the output or shadowed it:
+    # the queue's filter for uncertain outputs reads them.
+    interval_lower = models.FloatField(null=True, blank=True)
+    interval_upper = models.FloatField(null=True, blank=True)
+    # {scorer name: {"version", "score", "level", "interval"}} for every scorer other than
+    # the one that decided, where the payload had its inputs: the calibration page compares
+    # them on the same outputs.
+    shadow_scores = models.JSONField(default=dict, blank=True)
 
     status = models.CharField(max_length=20, choices=Status.choices)
     # NULL until decided: an empty string is a valid decided text.

@@ -56,7 +56,7 @@ def test_score_and_decision_match_the_formula(gateway_api):
     assert data["decision"] == "approved"
     assert data["status"] == "approved"
     assert data["final_output"] == body["output"]
-    assert data["scorer"] == "adr0003-v1"
+    assert data["scorer"] == "validators-v1"
     assert {"validator:grammar", "input_clarity", "coherence", "task_accuracy_bonus"} <= {
         i["factor"] for i in data["impacts"]
     }

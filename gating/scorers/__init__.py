@@ -1,0 +1,130 @@
+"""The scoring models a task type can choose from, by name.
+
+``validators`` (ADR-0003) is the default; the others read the evidence and provenance an
+agent's output comes with (docs/scoring.md). Every output is scored by its task type's
+scorer, and in shadow by every other scorer its payload has the inputs for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gating import scoring
+from gating.scorers import validators
+from gating.scorers.base import Scored, Scorer, ScorerInput
+
+DEFAULT = validators.SCORER.name
+
+REGISTRY: dict[str, Scorer] = {s.name: s for s in (validators.SCORER,)}
+
+
+class UnknownScorer(KeyError):
+    pass
+
+
+def get(name: str) -> Scorer:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise UnknownScorer(name) from None
+
+
+def names() -> list[str]:
+    return list(REGISTRY)
+
+
+def choices() -> list[tuple[str, str]]:
+    """(name, name) pairs for a model field's or a form's choices."""
+    return [(name, name) for name in REGISTRY]
+
+
+def label(scorer: Scorer) -> str:
+    """How an output records the scorer that scored it: name and version."""
+    return f"{scorer.name}-v{scorer.version}"
+
+
+@dataclass(frozen=True, slots=True)
+class Scoring:
+    """An output scored: the gate's result, the interval if a scorer gave one, and what
+    the other scorers said in shadow."""
+
+    result: scoring.GateResult
+    interval: tuple[float, float] | None
+    shadow: dict[str, dict]
+
+
+def score_and_gate(primary: Scorer, output: ScorerInput, *, shadow: bool = True) -> Scoring:
+    """Score ``output`` with ``primary`` and decide; with ``shadow``, also score it with
+    every other scorer that applies. A primary that does not apply (an evidence scorer on
+    an output sent without evidence) gives way to the validators scorer, and says so."""
+    fallback = None
+    if not primary.applies(output):
+        fallback = (
+            f"The payload lacks what {primary.name} reads, so the {DEFAULT} scorer scored it."
+        )
+        primary = REGISTRY[DEFAULT]
+    if primary.name == DEFAULT:
+        # The validators scorer decides in one step, as it always has (gating.scoring).
+        result = _validators_result(output)
+        interval = None
+    else:
+        scored = primary.score(output)
+        result = _gated(primary, scored, output)
+        interval = scored.interval
+    if fallback:
+        result.reasons.insert(0, fallback)
+    shadows: dict[str, dict] = {}
+    if shadow:
+        for scorer in REGISTRY.values():
+            if scorer is primary or not scorer.applies(output):
+                continue
+            scored = scorer.score(output)
+            shadows[scorer.name] = _shadow_record(scorer, scored)
+            interval = interval or scored.interval
+    return Scoring(result=result, interval=interval, shadow=shadows)
+
+
+def _validators_result(output: ScorerInput) -> scoring.GateResult:
+    return scoring.score_output(
+        validators=output.validators,
+        input_clarity=output.input_clarity,
+        coherence=output.coherence,
+        requires_fact_check=output.requires_fact_check,
+        pair=output.pair,
+        policy=output.policy,
+    )
+
+
+def _gated(scorer: Scorer, scored: Scored, output: ScorerInput) -> scoring.GateResult:
+    ruling = scoring.gate(
+        scored.score,
+        output.policy,
+        output.pair,
+        level=scored.level,
+        level_decision=scored.decision,
+    )
+    return scoring.GateResult(
+        score=scored.score,
+        base_score=scored.score,
+        decision=ruling.decision,
+        review_threshold=ruling.review_threshold,
+        approve_threshold=ruling.approve_threshold,
+        pass_fraction=scoring.pass_fraction(list(output.validators)),
+        task_accuracy_bonus=0.0,
+        hallucination_penalty=0.0,
+        impacts=list(scored.explanation),
+        reasons=[scored.summary, *ruling.reasons],
+        scorer=label(scorer),
+    )
+
+
+def _shadow_record(scorer: Scorer, scored: Scored) -> dict:
+    record: dict = {"version": scorer.version, "score": round(scored.score, 4)}
+    if scored.level is not None:
+        record["level"] = scored.level
+    if scored.interval is not None:
+        record["interval"] = [round(bound, 4) for bound in scored.interval]
+    return record
+
+
+__all__ = ["DEFAULT", "REGISTRY", "Scored", "Scorer", "ScorerInput", "UnknownScorer", "get"]

@@ -1,0 +1,43 @@
+"""ADR-0003's validator formula (gating.scoring) behind the scorer interface."""
+
+from __future__ import annotations
+
+from gating import scoring
+from gating.scorers.base import Scored, ScorerInput
+
+
+class ValidatorsScorer:
+    name = "validators"
+    version = "1"
+    description = (
+        "ADR-0003: the weighted share of validators passed, clarity and coherence, the "
+        "model's review record and the hallucination penalty."
+    )
+
+    def applies(self, output: ScorerInput) -> bool:
+        # Every output carries validators (possibly none, which scores the validator term 0).
+        return True
+
+    def score(self, output: ScorerInput) -> Scored:
+        result = scoring.score_output(
+            validators=output.validators,
+            input_clarity=output.input_clarity,
+            coherence=output.coherence,
+            requires_fact_check=output.requires_fact_check,
+            pair=output.pair,
+            policy=output.policy,
+        )
+        return Scored(
+            score=result.score,
+            summary=f"{result.pass_fraction:.0%} of the validators' weight passed.",
+            explanation=tuple(result.impacts),
+            inputs={
+                "pass_fraction": result.pass_fraction,
+                "base_score": result.base_score,
+                "task_accuracy_bonus": result.task_accuracy_bonus,
+                "hallucination_penalty": result.hallucination_penalty,
+            },
+        )
+
+
+SCORER = ValidatorsScorer()
