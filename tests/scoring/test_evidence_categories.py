@@ -1,0 +1,599 @@
+"""The evidence-category model (seed 000) against values worked out by hand.
+
+Scores are on 0-10, the seed's values times 10. The expected values in the comments were
+computed from the seed's tables and the choices in docs/scoring/evidence_categories.md
+(weights normalised over the categories used, at least 2.0; the bonus closes part of the
+distance to 1.0), not read off the scorer.
+"""
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gating.scorers.base import ScorerInput
+from gating.scorers.evidence_categories import SCORER
+from gating.scoring import GatePolicy, PairHistory
+from gating.submissions import EvidenceIn
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def output(*entries, evidence=True):
+    return ScorerInput(
+        validators=(),
+        input_clarity=0.5,
+        coherence=0.5,
+        requires_fact_check=False,
+        pair=PairHistory(),
+        policy=GatePolicy(),
+        now=NOW,
+        evidence=EvidenceIn.model_validate({"entries": list(entries)}) if evidence else None,
+    )
+
+
+def scored(*entries):
+    return SCORER.score(output(*entries))
+
+
+def category_scores(*entries):
+    return scored(*entries).inputs["categories"]
+
+
+def search(tool, term, matches=3, **extra):
+    return {"tool": tool, "query": term, "target": term, "match_count": matches, **extra}
+
+
+def read(path, target="", **extra):
+    return {"tool": "read", "query": path, "target": target, **extra}
+
+
+def discovery(factors, **extra):
+    names = ["project_type", "source_count", "test_presence", "build_system"]
+    return {"tool": "discovery", "factors": names[:factors], **extra}
+
+
+def tool(name, outcome=None, target="", **extra):
+    return {"tool": name, "outcome": outcome, "target": target, **extra}
+
+
+FIND_READ_GREP_READ = (
+    search("find", "MemoryManager", matches=2),
+    read("src/MemoryManager.h", "MemoryManager"),
+    search("grep", "MemoryManager", matches=14),
+    read("src/MemoryManager.cpp", "MemoryManager"),
+)
+
+
+# --------------------------------------------------------------------- the seed's examples
+
+
+def test_find_read_grep_read_on_one_symbol_is_strong():
+    # search: find and grep agree on MemoryManager        -> 0.80
+    # read:   two files, search returned results          -> 0.80
+    # base = (2.5 * 0.80 + 3.0 * 0.80) / 5.5 = 0.80
+    # bonus: two categories on one target 0.10, search + read on it 0.05 -> 0.15
+    # result = 0.80 + 0.15 * (1 - 0.80) = 0.83 -> 8.3 (a multiplicative bonus gives 9.2)
+    result = scored(*FIND_READ_GREP_READ)
+    assert 7.8 <= result.score <= 8.8
+    assert result.score == pytest.approx(8.3)
+
+
+def test_find_and_read_on_one_target_is_adequate():
+    # search 0.65 (one tool), read 0.80 (search returned results)
+    # base = (2.5 * 0.65 + 3.0 * 0.80) / 5.5 = 4.025 / 5.5 = 0.731818
+    # bonus 0.15 -> 0.731818 + 0.15 * 0.268182 = 0.772045 -> 7.72045
+    result = scored(search("find", "MemoryManager"), read("src/MemoryManager.h", "MemoryManager"))
+    assert 5.5 <= result.score <= 8.0
+    assert result.score == pytest.approx(7.72045, abs=1e-4)
+
+
+def test_find_and_read_on_different_targets_is_adequate_without_bonus():
+    # The same categories, no shared target: 4.025 / 5.5 = 0.731818 -> 7.31818
+    result = scored(search("find", "MemoryManager"), read("src/Allocator.h", "Allocator"))
+    assert 5.5 <= result.score <= 8.0
+    assert result.score == pytest.approx(7.31818, abs=1e-4)
+    assert result.inputs["bonus"] == 0.0
+
+
+def test_grep_and_read_scores_like_find_and_read():
+    assert scored(
+        search("grep", "MemoryManager"), read("src/MemoryManager.h", "MemoryManager")
+    ).score == pytest.approx(7.72045, abs=1e-4)
+
+
+@pytest.mark.parametrize(("factors", "expected"), [(2, 2.5), (3, 3.5)])
+def test_discovery_only_is_weak(factors, expected):
+    # One category of weight 1.0 is spread over the minimum total of 2.0:
+    # 2 factors 0.50 * 1.0 / 2.0 = 0.25; 3 factors 0.70 * 1.0 / 2.0 = 0.35.
+    result = scored(discovery(factors))
+    assert 2.5 <= result.score <= 5.4
+    assert result.score == pytest.approx(expected)
+
+
+def test_errors_only_is_no_evidence():
+    result = scored(
+        search("grep", "MemoryManager", error=True), read("src/MemoryManager.h", error=True)
+    )
+    assert result.score == 0.0
+    assert result.inputs["categories"] == {}
+    assert "errored" in result.summary
+
+
+def test_every_tool_empty_is_no_evidence():
+    result = scored(
+        search("find", "MemoryManager", matches=0),
+        search("grep", "MemoryManager", matches=0),
+        tool("git", "status"),
+        tool("gh", "empty"),
+    )
+    assert 0.0 <= result.score <= 2.4
+    assert result.score == 0.0
+    assert "empty" in result.summary
+
+
+def test_a_discovery_that_found_no_factor_is_no_evidence():
+    # 0 factors still scores the seed's 0.20, spread over 2.0: 0.10 -> 1.0
+    assert scored(discovery(0)).score == pytest.approx(1.0)
+
+
+# --------------------------------------------------------------------- search rows
+
+
+def test_search_one_tool_with_results():
+    assert category_scores(search("grep", "MemoryManager"))["search"] == 0.65
+
+
+def test_search_two_tools_agree_on_one_target():
+    scores = category_scores(search("find", "MemoryManager"), search("grep", "MemoryManager"))
+    assert scores["search"] == 0.80
+
+
+def test_search_two_tools_on_different_targets_do_not_agree():
+    scores = category_scores(search("find", "MemoryManager"), search("grep", "Allocator"))
+    assert scores["search"] == 0.65
+
+
+def test_search_all_three_tools_agree_on_one_target():
+    scores = category_scores(
+        search("find", "MemoryManager"),
+        search("grep", "MemoryManager"),
+        search("references", "MemoryManager"),
+    )
+    assert scores["search"] == 0.92
+
+
+def test_search_the_same_tool_twice_is_one_tool():
+    scores = category_scores(search("grep", "MemoryManager"), search("grep", "MemoryManager"))
+    assert scores["search"] == 0.65
+
+
+def test_search_a_tool_without_results_does_not_agree():
+    scores = category_scores(
+        search("find", "MemoryManager"), search("grep", "MemoryManager", matches=0)
+    )
+    assert scores["search"] == 0.65
+
+
+def test_search_a_file_name_and_its_symbol_agree():
+    scores = category_scores(search("find", "MemoryManager.h"), search("grep", "memorymanager"))
+    assert scores["search"] == 0.80
+
+
+def test_search_without_results_scores_nothing():
+    result = scored(search("grep", "MemoryManager", matches=0))
+    assert result.inputs["categories"] == {"search": 0.0}
+    assert result.score == 0.0
+
+
+# --------------------------------------------------------------------- read rows
+
+
+def test_read_without_search_confirmation():
+    result = scored(read("src/MemoryManager.h", "MemoryManager"))
+    assert result.inputs["categories"] == {"read": 0.55}
+    assert result.score == pytest.approx(5.5)
+
+
+def test_read_confirmed_by_any_search_with_results():
+    scores = category_scores(search("grep", "Allocator"), read("src/MemoryManager.h"))
+    assert scores["read"] == 0.80
+
+
+def test_read_three_files_on_searched_targets():
+    scores = category_scores(
+        search("grep", "allocate"),
+        read("src/Pool.cpp", "allocate"),
+        read("src/Arena.cpp", "allocate"),
+        read("src/Heap.cpp", "allocate"),
+    )
+    assert scores["read"] == 0.88
+
+
+def test_read_three_files_but_two_on_searched_targets():
+    scores = category_scores(
+        search("grep", "allocate"),
+        read("src/Pool.cpp", "allocate"),
+        read("src/Arena.cpp", "allocate"),
+        read("README.md", "overview"),
+    )
+    assert scores["read"] == 0.80
+
+
+def test_read_one_file_three_times_is_one_file():
+    scores = category_scores(
+        search("grep", "allocate"),
+        read("src/Pool.cpp", "allocate"),
+        read("src/Pool.cpp", "allocate"),
+        read("src/Pool.cpp", "allocate"),
+    )
+    assert scores["read"] == 0.80
+
+
+# --------------------------------------------------------------------- discovery rows
+
+
+@pytest.mark.parametrize(
+    ("factors", "expected"), [(0, 0.20), (1, 0.20), (2, 0.50), (3, 0.70), (4, 0.85)]
+)
+def test_discovery_by_factors(factors, expected):
+    assert category_scores(discovery(factors))["discovery"] == expected
+
+
+def test_discovery_takes_its_best_scan():
+    assert category_scores(discovery(1), discovery(3), discovery(2))["discovery"] == 0.70
+
+
+# --------------------------------------------------------------------- verification rows
+
+
+@pytest.mark.parametrize(
+    ("name", "outcome", "expected"),
+    [
+        ("cmake", "failed", 0.15),
+        ("ctest", "failed", 0.30),
+        ("cmake", "built_target", 0.80),
+        ("cmake", "built_other", 0.80),
+        ("cmake", "no_op", 0.80),
+        ("ctest", "some_passed", 0.80),
+        ("ctest", "all_passed", 0.93),
+        ("ctest", "none_run", 0.0),
+        ("cmake", None, 0.0),
+    ],
+)
+def test_verification_by_outcome(name, outcome, expected):
+    assert category_scores(tool(name, outcome))["verification"] == expected
+
+
+def test_verification_takes_its_best_tool():
+    scores = category_scores(tool("cmake", "failed"), tool("ctest", "all_passed"))
+    assert scores["verification"] == 0.93
+
+
+# --------------------------------------------------------------------- git and ci rows
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        (tool("git", match_count=4), 0.75),
+        (tool("git", "log"), 0.75),
+        (tool("git", "log_matching"), 0.75),
+        (tool("git", "status"), 0.0),
+        (tool("git"), 0.0),
+    ],
+)
+def test_git_returned_results(entry, expected):
+    assert category_scores(entry)["git"] == expected
+
+
+@pytest.mark.parametrize(
+    ("outcome", "expected"),
+    [("run_list", 0.80), ("matching_workflow", 0.80), ("run_log", 0.80), ("empty", 0.0)],
+)
+def test_ci_evidence(outcome, expected):
+    assert category_scores(tool("gh", outcome))["ci"] == expected
+
+
+# --------------------------------------------------------------------- weights
+
+
+def test_weights_over_all_six_categories_are_the_seeds_normalised_column():
+    result = scored(
+        search("grep", "a"),
+        read("b.cpp"),
+        tool("cmake", "built_target", "c"),
+        discovery(2),
+        tool("git", "log", "d"),
+        tool("gh", "run_list", "e"),
+    )
+    weights = result.inputs["weights"]
+    assert weights == pytest.approx(
+        {"read": 0.30, "search": 0.25, "verification": 0.15, "discovery": 0.10, "git": 0.10}
+        | {"ci": 0.10}
+    )
+
+
+def test_weights_are_normalised_over_the_categories_used():
+    # search 0.65, read 0.80, verification 0.80 on three different targets, no bonus:
+    # (2.5 * 0.65 + 3.0 * 0.80 + 1.5 * 0.80) / 7.0 = 5.225 / 7.0 = 0.746429 -> 7.46429
+    result = scored(
+        search("grep", "allocate"),
+        read("src/Pool.cpp", "Pool"),
+        tool("cmake", "built_other", "app"),
+    )
+    assert result.inputs["weight_total"] == 7.0
+    assert result.score == pytest.approx(7.46429, abs=1e-4)
+
+
+def test_a_single_heavy_category_is_its_own_score():
+    # search weighs 2.5, above the minimum total of 2.0: 0.65 -> 6.5
+    assert scored(search("grep", "allocate")).score == pytest.approx(6.5)
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        (tool("git", "log_matching"), 3.75),  # 0.75 * 1.0 / 2.0
+        (tool("gh", "run_log"), 4.0),  # 0.80 * 1.0 / 2.0
+        (tool("ctest", "all_passed"), 6.975),  # 0.93 * 1.5 / 2.0
+    ],
+)
+def test_light_categories_alone_are_spread_over_the_minimum_total(entry, expected):
+    assert scored(entry).score == pytest.approx(expected)
+
+
+def test_two_light_categories_reach_the_minimum_total():
+    # discovery 0.85 and git 0.75, 1.0 each: (0.85 + 0.75) / 2.0 = 0.80 -> 8.0
+    assert scored(discovery(4), tool("git", "log", "main")).score == pytest.approx(8.0)
+
+
+def test_a_category_used_without_results_counts_as_zero():
+    # read 0.55 with a grep that found nothing: (2.5 * 0 + 3.0 * 0.55) / 5.5 = 0.30 -> 3.0
+    result = scored(search("grep", "Allocator", matches=0), read("src/MemoryManager.h"))
+    assert result.score == pytest.approx(3.0)
+
+
+# --------------------------------------------------------------------- convergence
+
+
+def test_two_categories_on_one_target_earn_ten_percent():
+    # read 0.55 (no search), git 0.75: base = (3.0 * 0.55 + 1.0 * 0.75) / 4.0 = 0.60
+    # bonus 0.10 -> 0.60 + 0.10 * 0.40 = 0.64 -> 6.4
+    result = scored(
+        read("src/MemoryManager.h", "MemoryManager"),
+        tool("git", "log_matching", "MemoryManager"),
+    )
+    assert result.inputs["bonus"] == pytest.approx(0.10)
+    assert result.score == pytest.approx(6.4)
+
+
+def test_three_categories_on_one_target_earn_twenty_percent_plus_search_and_read():
+    # search 0.65, read 0.80, git 0.75:
+    # base = (2.5 * 0.65 + 3.0 * 0.80 + 1.0 * 0.75) / 6.5 = 4.775 / 6.5 = 0.734615
+    # bonus 0.20 + 0.05 = 0.25 -> 0.734615 + 0.25 * 0.265385 = 0.800962 -> 8.00962
+    result = scored(
+        search("grep", "MemoryManager"),
+        read("src/MemoryManager.h"),
+        tool("git", "log_matching", "MemoryManager"),
+    )
+    assert result.inputs["convergence"]["categories"] == ["read", "search", "git"]
+    assert result.inputs["bonus"] == pytest.approx(0.25)
+    assert result.score == pytest.approx(8.00962, abs=1e-4)
+
+
+def test_search_and_read_on_one_file_stack_five_percent():
+    result = scored(search("find", "MemoryManager"), read("src/MemoryManager.h"))
+    assert result.inputs["convergence"]["search_and_read"] is True
+    assert result.inputs["bonus"] == pytest.approx(0.15)
+
+
+def test_a_failed_build_on_the_target_does_not_converge():
+    # read 0.55, git 0.75, verification 0.15; only read and git confirm MemoryManager:
+    # base = (1.65 + 0.75 + 1.5 * 0.15) / 5.5 = 2.625 / 5.5 = 0.477273
+    # bonus 0.10 -> 0.477273 + 0.10 * 0.522727 = 0.529545 -> 5.29545
+    result = scored(
+        read("src/MemoryManager.h", "MemoryManager"),
+        tool("git", "log_matching", "MemoryManager"),
+        tool("cmake", "failed", "MemoryManager"),
+    )
+    assert result.inputs["convergence"]["categories"] == ["read", "git"]
+    assert result.score == pytest.approx(5.29545, abs=1e-4)
+
+
+def test_paths_quotes_and_case_still_meet():
+    result = scored(search("grep", '"memorymanager"'), read("src\\core\\MemoryManager.h"))
+    # The term as first written, without its quotes.
+    assert result.inputs["convergence"]["term"] == "memorymanager"
+    assert result.inputs["bonus"] == pytest.approx(0.15)
+
+
+def test_the_summary_names_the_search_and_read_target_among_equals():
+    # Arena (read and git) and Pool (search and read) both join two categories; Pool also
+    # earns the search + read bonus, so it is the one named.
+    result = scored(
+        read("src/Arena.cpp"),
+        tool("git", "log_matching", "Arena"),
+        search("grep", "Pool"),
+        read("src/Pool.cpp"),
+    )
+    assert result.inputs["convergence"]["term"] == "Pool"
+    assert result.inputs["bonus"] == pytest.approx(0.15)
+
+
+def test_different_targets_earn_no_bonus():
+    result = scored(search("grep", "MemoryManager"), read("src/MemoryPool.h", "MemoryPool"))
+    assert result.inputs["convergence"]["categories"] == []
+    assert result.inputs["bonus"] == 0.0
+
+
+def test_the_bonus_keeps_the_result_at_most_one():
+    # Every category at its best on X (discovery has no target):
+    # base = (2.5 * 0.92 + 3.0 * 0.88 + 1.5 * 0.93 + 0.85 + 0.75 + 0.80) / 10
+    #      = 8.735 / 10 = 0.8735
+    # bonus 0.25 -> 0.8735 + 0.25 * 0.1265 = 0.905125 -> 9.05125 (multiplying would give 10.92)
+    result = scored(
+        search("find", "X"),
+        search("grep", "X"),
+        search("references", "X"),
+        read("src/X.h"),
+        read("src/X.cpp"),
+        read("src/X.inl"),
+        tool("ctest", "all_passed", "X"),
+        discovery(4),
+        tool("git", "log_matching", "X"),
+        tool("gh", "run_log", "X"),
+    )
+    assert result.score == pytest.approx(9.05125)
+    assert result.score <= 10.0
+
+
+# --------------------------------------------------------------------- recovery and errors
+
+
+def test_a_recovery_that_finds_nothing_is_neutral():
+    # Were the empty recovery grep counted, the read alone would drop from 5.5 to 3.0.
+    result = scored(
+        read("src/MemoryManager.h"), search("grep", "Allocator", matches=0, recovery=True)
+    )
+    assert result.score == pytest.approx(5.5)
+
+
+def test_a_recovery_that_finds_something_raises_its_category():
+    # The primary grep found nothing (3.0 alone with the read); the recovery grep's results
+    # make it find + read on one target: 7.72045.
+    result = scored(
+        search("grep", "MemoryMgr", matches=0),
+        read("src/MemoryManager.h"),
+        search("grep", "MemoryManager", recovery=True),
+    )
+    assert result.score == pytest.approx(7.72045, abs=1e-4)
+    assert result.inputs["recovery_left_out"] is False
+
+
+def test_an_empty_recovery_does_not_cancel_a_useful_one():
+    # The recovery grep makes it find + read on one target (7.72045). Were the empty recovery
+    # git counted as a category at 0, the two together would give
+    # (1.625 + 2.4 + 0) / 6.5 = 0.619231 + 0.15 * 0.380769 = 0.676346 -> 6.76.
+    result = scored(
+        read("src/MemoryManager.h"),
+        search("grep", "MemoryManager", recovery=True),
+        tool("git", "status", recovery=True),
+    )
+    assert result.score == pytest.approx(7.72045, abs=1e-4)
+    assert "git" not in result.inputs["categories"]
+
+
+def test_a_recovery_in_a_new_weak_category_does_not_lower_the_score():
+    # Counted, the failed build would give (4.4 + 0.225) / 7.0 = 0.660714 + 0.15 * 0.339286
+    # = 0.711607 -> 7.12; recovery never lowers, so the score stays 8.3.
+    result = scored(*FIND_READ_GREP_READ, tool("cmake", "failed", "MemoryManager", recovery=True))
+    assert result.score == pytest.approx(8.3)
+    assert result.inputs["recovery_left_out"] is True
+
+
+def test_a_worse_recovery_in_the_same_category_changes_nothing():
+    result = scored(tool("cmake", "built_target"), tool("cmake", "failed", recovery=True))
+    assert result.inputs["categories"]["verification"] == 0.80
+
+
+def test_a_better_recovery_in_the_same_category_counts():
+    # discovery 2 factors (0.25) then a recovery scan with 4: 0.85 / 2.0 = 0.425 -> 4.25
+    assert scored(discovery(2), discovery(4, recovery=True)).score == pytest.approx(4.25)
+
+
+def test_an_errored_search_adds_nothing_and_lowers_nothing():
+    # Its reported matches are ignored (no confirmation for the read), and it does not count
+    # as a search that found nothing (which would give 3.0).
+    result = scored(search("grep", "MemoryManager", matches=5, error=True), read("src/a.cpp"))
+    assert result.inputs["categories"] == {"read": 0.55}
+    assert result.score == pytest.approx(5.5)
+
+
+def test_an_errored_read_adds_nothing():
+    result = scored(search("find", "MemoryManager"), read("src/MemoryManager.h", error=True))
+    assert result.inputs["categories"] == {"search": 0.65}
+    assert result.inputs["errored_entries"] == 1
+
+
+TARGETS = st.sampled_from(["MemoryManager", "Allocator", ""])
+ENTRIES = st.one_of(
+    st.builds(
+        search, st.sampled_from(["find", "grep", "references"]), TARGETS, st.sampled_from([0, 3])
+    ),
+    st.builds(
+        lambda n, t: read(f"src/{n}.h", t), st.sampled_from(["MemoryManager", "Pool"]), TARGETS
+    ),
+    st.builds(discovery, st.integers(0, 4)),
+    st.builds(
+        tool,
+        st.just("cmake"),
+        st.sampled_from(["failed", "no_op", "built_other", "built_target", None]),
+        TARGETS,
+    ),
+    st.builds(
+        tool, st.just("ctest"), st.sampled_from(["failed", "none_run", "all_passed"]), TARGETS
+    ),
+    st.builds(tool, st.just("git"), st.sampled_from(["status", "log_matching"]), TARGETS),
+    st.builds(tool, st.just("gh"), st.sampled_from(["empty", "run_log"]), TARGETS),
+)
+
+
+@given(st.lists(ENTRIES, min_size=1, max_size=6), st.lists(ENTRIES, min_size=1, max_size=4))
+def test_recovery_calls_never_lower_the_score(primary, recovery):
+    before = scored(*primary).score
+    after = scored(*primary, *({**entry, "recovery": True} for entry in recovery)).score
+    assert after >= before - 1e-9
+
+
+@given(st.lists(ENTRIES, min_size=1, max_size=6), st.lists(ENTRIES, min_size=1, max_size=4))
+def test_errored_calls_change_nothing(calls, errored):
+    before = scored(*calls).score
+    assert scored(*calls, *({**entry, "error": True} for entry in errored)).score == before
+
+
+# --------------------------------------------------------------------- the interface
+
+
+def test_applies_only_to_outputs_with_evidence_entries():
+    assert SCORER.applies(output(read("a.cpp"))) is True
+    assert SCORER.applies(output()) is False
+    assert SCORER.applies(output(evidence=False)) is False
+
+
+def test_the_explanation_adds_up_to_the_score():
+    result = scored(*FIND_READ_GREP_READ)
+    assert [impact.factor for impact in result.explanation] == ["read", "search", "convergence"]
+    # read 10 * 3.0 * 0.80 / 5.5 = 4.3636, search 10 * 2.5 * 0.80 / 5.5 = 3.6364,
+    # convergence 10 * 0.15 * 0.20 = 0.30
+    assert [impact.points for impact in result.explanation] == pytest.approx(
+        [4.3636, 3.6364, 0.30], abs=1e-4
+    )
+    assert sum(impact.points for impact in result.explanation) == pytest.approx(result.score)
+
+
+def test_the_summary_names_the_band_and_the_agreement():
+    assert (
+        scored(*FIND_READ_GREP_READ).summary
+        == "Strong evidence: read and search agree on MemoryManager (0.83)."
+    )
+    assert scored(discovery(3)).summary == "Weak evidence: only discovery found results (0.35)."
+
+
+def test_inputs_are_json_and_the_scorer_sets_no_decision():
+    result = scored(*FIND_READ_GREP_READ, tool("git", "status", recovery=True))
+    assert json.loads(json.dumps(result.inputs)) == result.inputs
+    assert result.inputs["convergence"]["categories"] == ["read", "search"]
+    assert (result.decision, result.level, result.interval) == (None, None, None)
+    assert (SCORER.name, SCORER.version) == ("evidence_categories", "1")
+
+
+def test_only_empty_recovery_calls_are_no_evidence():
+    result = scored(search("grep", "MemoryManager", matches=0, recovery=True))
+    assert result.score == 0.0
+    assert (
+        result.summary
+        == "Insufficient evidence: every tool call errored or came back empty (0.00)."
+    )
