@@ -213,8 +213,28 @@ class EvidenceEntryIn(_Strict):
         return self
 
 
+EVIDENCE_EXAMPLE = {
+    "intent": "locate",
+    "entries": [
+        {"tool": "find", "query": "MemoryManager", "target": "MemoryManager", "match": "exact",
+         "match_count": 1, "sources": ["src/memory/MemoryManager.h"]},
+        {"tool": "grep", "query": "MemoryManager", "target": "MemoryManager",
+         "match": "identifier", "match_count": 14, "exact_match_count": 14},
+        {"tool": "read", "target": "MemoryManager", "outcome": "top_ranked",
+         "sources": ["src/memory/MemoryManager.h"]},
+    ],
+}  # fmt: skip
+
+
 class EvidenceIn(_Strict):
-    intent: Annotated[Intent, ByValue] | None = None
+    """What the agent's tools found, call by call (docs/scoring.md: evidence_categories and
+    evidence_quality read it)."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [EVIDENCE_EXAMPLE]})
+
+    intent: Annotated[Intent, ByValue] | None = Field(
+        default=None, description="What was asked; evidence_quality needs it."
+    )
     entries: Annotated[list[EvidenceEntryIn], Field(max_length=200)]
 
 
@@ -273,7 +293,24 @@ class RelatedClaimIn(ClaimIn):
     strength: Unit
 
 
+PROVENANCE_EXAMPLE = {
+    "sources": [
+        {"source_type": "extraction", "confidence": 0.8, "source": "handbook.pdf p. 12"},
+        {"source_type": "user_input", "confidence": 0.6},
+    ],
+    "tier": "project",
+    "staleness_at": "2026-01-31T12:00:00Z",
+    "contradicting": [
+        {"strength": 0.5, "sources": [{"source_type": "agent_assertion", "confidence": 0.4}]}
+    ],
+}
+
+
 class ProvenanceIn(ClaimIn):
+    """Where the output's claim came from (docs/scoring.md: the interval scorer reads it)."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [PROVENANCE_EXAMPLE]})
+
     supporting: Annotated[list[RelatedClaimIn], Field(max_length=50)] = Field(default_factory=list)
     contradicting: Annotated[list[RelatedClaimIn], Field(max_length=50)] = Field(
         default_factory=list

@@ -24,6 +24,7 @@ from gating.api.filters import ReviewItemFilter, queue_filterset
 from gating.api.serializers import BulkDecisionSerializer
 from gating.exceptions import DecisionInvalid
 from gating.models import Review, ReviewItem
+from gating.scorers import interval
 
 QUEUE_PAGE_ROWS = 100
 _BULK_DONE = {Review.Action.APPROVE: "Approved", Review.Action.REJECT: "Rejected"}
@@ -50,6 +51,22 @@ def _queue_filter(data) -> ReviewItemFilter:
 
 def _with_filters(url: str, filters: dict[str, str]) -> str:
     return f"{url}?{urlencode(filters)}" if filters else url
+
+
+def _interval_bar(output) -> dict | None:
+    """The interval's bounds as percentages of the 0-10 scale, for the bar on the page."""
+    if output.interval_lower is None or output.interval_upper is None:
+        return None
+    lower, upper = output.interval_lower, output.interval_upper
+    return {
+        "lower": lower,
+        "upper": upper,
+        "width": upper - lower,
+        "wide": interval.is_wide(upper - lower),
+        "left_pct": round(lower * 10, 2),
+        "width_pct": round(max(upper - lower, 0.0) * 10, 2),
+        "score_pct": round(output.score * 10, 2),
+    }
 
 
 def _pretty_json(value) -> str:
@@ -147,6 +164,11 @@ def review_page(request, item_id: int):
             "now": timezone.now(),
             "prior_reviews": prior_reviews,
             "evidence_json": None if output.evidence is None else _pretty_json(output.evidence),
+            "provenance_json": (
+                None if output.provenance is None else _pretty_json(output.provenance)
+            ),
+            "interval": _interval_bar(output),
+            "shadow_scores": sorted(output.shadow_scores.items()),
             "metadata_json": _pretty_json(output.metadata) if output.metadata else None,
             "reject_reasons": settings.REVIEW_REJECT_REASONS,
             "filters": _filter_params(request.GET),

@@ -2,9 +2,11 @@ from datetime import UTC
 
 import django_filters
 from django import forms
+from django.db.models import F, Q
 from django_filters.fields import IsoDateTimeField
 
 from gating.models import Output, ReviewItem, TaskType
+from gating.scorers.interval import WIDE_INTERVAL
 from gating.scoring import Decision
 from gating.selectors import queue_open_items
 
@@ -52,10 +54,26 @@ class ReviewItemFilter(django_filters.FilterSet):
     score_min = django_filters.NumberFilter(field_name="score", lookup_expr="gte")
     score_max = django_filters.NumberFilter(field_name="score", lookup_expr="lt")
     kind = django_filters.ChoiceFilter(choices=ReviewItem.Kind.choices, method="filter_kind")
+    # A choice rather than a BooleanFilter, whose form quietly ignores values like "yes".
+    uncertain = django_filters.ChoiceFilter(
+        choices=[("true", "wide only"), ("false", "not wide")],
+        method="filter_uncertain",
+        label="Interval",
+        help_text=f"true: only outputs whose confidence interval is at least {WIDE_INTERVAL:g} "
+        "points wide (uncertain, worth investigating); false: only the others.",
+    )
 
     class Meta:
         model = ReviewItem
-        fields = ["task_type", "model", "score_min", "score_max", "kind"]
+        fields = ["task_type", "model", "score_min", "score_max", "kind", "uncertain"]
+
+    def filter_uncertain(self, queryset, name, value):
+        # As interval.is_wide: a width of exactly WIDE_INTERVAL counts, float rounding aside.
+        queryset = queryset.alias(
+            interval_width=F("output__interval_upper") - F("output__interval_lower")
+        )
+        wide = Q(interval_width__gte=WIDE_INTERVAL - 1e-9)
+        return queryset.filter(wide) if value == "true" else queryset.exclude(wide)
 
     def filter_kind(self, queryset, name, value):
         # A review is never an audit and an audit always is. Saying so lets the claim that

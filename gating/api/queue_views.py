@@ -34,6 +34,7 @@ from gating.api.responses import (
 from gating.api.serializers import BulkDecisionSerializer, DecisionSerializer, QueueFilters
 from gating.api.strict import NoFields
 from gating.models import ReviewItem
+from gating.scorers.interval import WIDE_INTERVAL
 
 _CAN_REVIEW = [IsAuthenticated, require_perm("gating.review_items")]
 _FILTER_PARAMS = [
@@ -42,6 +43,14 @@ _FILTER_PARAMS = [
     OpenApiParameter("score_min", float, description="Score at least this"),
     OpenApiParameter("score_max", float, description="Score below this"),
     OpenApiParameter("kind", str, enum=["review", "audit", "second", "adjudication"]),
+    OpenApiParameter(
+        "uncertain",
+        str,
+        enum=["true", "false"],
+        description="true: only outputs whose confidence interval (the interval scorer's) is "
+        f"at least {WIDE_INTERVAL:g} points wide, uncertain and worth investigating; false: "
+        "only the others.",
+    ),
 ]
 # JSON for API clients; form-encoded for the pages' htmx forms.
 _PARSERS = [JSONParser, FormParser]

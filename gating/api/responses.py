@@ -16,7 +16,7 @@ checks real ones against them.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, NotRequired
 
 import pydantic
 import pydantic_core
@@ -25,6 +25,7 @@ from rest_framework.renderers import JSONRenderer
 from typing_extensions import TypedDict
 
 from gating.models import Output, Review, ReviewItem
+from gating.scorers.interval import WIDE_INTERVAL
 from gating.scoring import Decision
 
 # ---------------------------------------------------------------------------- the base
@@ -83,6 +84,30 @@ class Thresholds(ResponseModel):
     approve: float
 
 
+class Interval(ResponseModel):
+    lower: float
+    upper: float
+    wide: bool = Field(
+        description=f"At least {WIDE_INTERVAL:g} points wide: uncertain, worth investigating."
+    )
+
+
+class ShadowScore(TypedDict):
+    version: str
+    score: float
+    level: NotRequired[str]
+    interval: NotRequired[list[float]]
+
+
+def _interval(output: Output) -> Interval | None:
+    if output.interval_lower is None or output.interval_upper is None:
+        return None
+    lower, upper = output.interval_lower, output.interval_upper
+    return Interval(
+        lower=round(lower, 4), upper=round(upper, 4), wide=upper - lower >= WIDE_INTERVAL - 1e-9
+    )
+
+
 def _output_fields(output: Output) -> dict[str, Any]:
     return {
         "id": output.pk,
@@ -101,6 +126,8 @@ def _output_fields(output: Output) -> dict[str, Any]:
             review=round(output.review_threshold, 4), approve=round(output.approve_threshold, 4)
         ),
         "scorer": output.scorer,
+        "interval": _interval(output),
+        "shadow_scores": output.shadow_scores,
         "created_at": output.created_at,
         "decided_at": output.decided_at,
     }
@@ -122,7 +149,15 @@ class OutputResult(ResponseModel):
     reasons: list[str]
     impacts: list[Impact]
     thresholds: Thresholds
-    scorer: str
+    scorer: str = Field(description="The scorer that decided, with its version.")
+    interval: Interval | None = Field(
+        description="The confidence interval on 0-10, where the interval scorer had "
+        "provenance to read (as the deciding scorer or in shadow)."
+    )
+    shadow_scores: dict[str, ShadowScore] = Field(
+        description="What every other scorer with its inputs in the payload made of the "
+        "output, by scorer name; they do not decide (docs/scoring.md)."
+    )
     created_at: datetime
     decided_at: datetime | None = Field(description="When the status became final.")
 
@@ -145,6 +180,7 @@ class OutputForReview(OutputResult):
     coherence: float
     requires_fact_check: bool
     evidence: Any
+    provenance: Any
     metadata: dict[str, Any]
 
     @classmethod
@@ -158,6 +194,7 @@ class OutputForReview(OutputResult):
             coherence=output.coherence,
             requires_fact_check=output.requires_fact_check,
             evidence=output.evidence,
+            provenance=output.provenance,
             metadata=output.metadata,
         )
 

@@ -10,12 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gating import scoring
-from gating.scorers import validators
+from gating.scorers import evidence_categories, evidence_quality, interval, validators
 from gating.scorers.base import Scored, Scorer, ScorerInput
 
 DEFAULT = validators.SCORER.name
 
-REGISTRY: dict[str, Scorer] = {s.name: s for s in (validators.SCORER,)}
+REGISTRY: dict[str, Scorer] = {
+    s.name: s
+    for s in (
+        validators.SCORER,
+        evidence_categories.SCORER,
+        evidence_quality.SCORER,
+        interval.SCORER,
+    )
+}
 
 
 class UnknownScorer(KeyError):

@@ -61,6 +61,7 @@ def _form(task_type: TaskType, **changes) -> dict:
             "cold_start_reviews",
             "cold_start_margin",
             "threshold_policy",
+            "scorer",
         )
     }
     values |= {f"weight:{v.name}": v.weight for v in Validator.objects.filter(task_type=task_type)}
@@ -144,6 +145,25 @@ def test_review_not_below_approve_is_refused_next_to_the_field(user_in, task_typ
     assert not AuditEvent.objects.filter(action="threshold_edit").exists()
 
 
+def test_an_admin_chooses_the_scorer_and_the_gate_uses_it(user_in, task_type, gateway):
+    page = _client(user_in(Role.ADMIN)).get(PAGE).content.decode()
+    for name in ("validators", "evidence_categories", "evidence_quality", "interval"):
+        assert f'<option value="{name}"' in page
+
+    form = _form(task_type, scorer="evidence_quality")
+    assert _client(user_in(Role.ADMIN)).post(PAGE, form).status_code == 302
+
+    task_type.refresh_from_db()
+    assert task_type.scorer == "evidence_quality"
+    event = AuditEvent.objects.get(action="threshold_edit")
+    assert event.after["scorer"] == "evidence_quality"
+    # Without evidence the chosen scorer gives way to validators, and says so.
+    services.gate_caches_clear()
+    output = _ingest(gateway)
+    assert output.scorer == "validators-v1"
+    assert "evidence_quality reads" in output.reasons[0]
+
+
 @pytest.mark.parametrize(
     ("changes", "field", "words"),
     [
@@ -153,6 +173,7 @@ def test_review_not_below_approve_is_refused_next_to_the_field(user_in, task_typ
         ({"cold_start_reviews": "20.5"}, "cold_start_reviews", "Must be a whole number."),
         ({"weight:facts": "-1"}, "weight:facts", "Must be a finite number, 0 or more."),
         ({"threshold_policy": "yolo"}, "threshold_policy", "Must be one of"),
+        ({"scorer": "magic"}, "scorer", "Unknown scorer; one of: validators, "),
     ],
 )
 def test_each_problem_is_shown_in_words_and_nothing_changes(
