@@ -81,12 +81,14 @@ def demo_config(
     *, days: int = DEMO_DAYS, outputs_per_day: int = DEMO_OUTPUTS_PER_DAY, until: datetime
 ) -> world.SimulationConfig:
     """Weeks of simulated traffic whose last day is ``until``'s, with one model drifting
-    in the last days."""
+    in the last days. The agent task types are in it, so that the calibration page can
+    compare the scorers that read evidence and provenance on the same outputs."""
     return world.SimulationConfig(
         seed=1,
         days=days,
         outputs_per_day=outputs_per_day,
         start=until.date() - timedelta(days=days - 1),
+        task_types=world.DEFAULT_TASK_TYPES + world.AGENT_TASK_TYPES,
         drift=world.Drift(model="gpt-x", day=max(days - 3, 0), severity=0.6),
     )
 

@@ -2,9 +2,10 @@
 
 Every probability here is configured, not learned, so that tests and the learning cycles
 can be checked against known answers: a validator's predictiveness, a reviewer's confusion
-matrix, a model's drift. Randomness comes only from generators seeded with the seed
-(numpy's, one per simulated day, for the traffic; ``random.Random`` for the reviewers), so
-one seed always yields the same traffic.
+matrix, a model's drift, an agent's evidence (``agents``). Randomness comes only from
+generators seeded with the seed (numpy's, one per simulated day, for the traffic, and one
+more per day for the agent task types' patterns and evidence; ``random.Random`` for the
+reviewers), so one seed always yields the same traffic.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from enum import StrEnum
 from typing import Any
 
 import numpy as np
+
+from learning.simulation import agents
+from learning.simulation.agents import AgentProfile, Pattern
 
 
 class Truth(StrEnum):
@@ -49,11 +53,17 @@ class Model:
 
 @dataclass(frozen=True)
 class TaskType:
-    """``difficulty`` scales every model's needs_edit and bad rates on this task type."""
+    """``difficulty`` scales every model's needs_edit and bad rates on this task type.
+
+    An ``agent`` task type's outputs carry the evidence or provenance of one of its
+    profile's investigation patterns, and their truth follows the pattern
+    (``agent_truth_rates``).
+    """
 
     name: str
     difficulty: float = 1.0
     requires_fact_check: bool = False
+    agent: AgentProfile | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +127,15 @@ DEFAULT_TASK_TYPES = (
     TaskType("draft_reply", difficulty=1.3),
 )
 
+# Opt-in (``DEFAULT_TASK_TYPES + AGENT_TASK_TYPES``): the default world's traffic, which
+# tests and benchmarks are pinned to by seed, stays as it was.
+AGENT_TASK_TYPES = (
+    TaskType("code_locate", agent=agents.CODE_LOCATE),
+    TaskType("code_explain", agent=agents.CODE_EXPLAIN),
+    TaskType("ci_status", agent=agents.CI_STATUS),
+    TaskType("claim_check", requires_fact_check=True, agent=agents.CLAIM_CHECK),
+)
+
 # facts is the one strong, frequently failing signal; schema and security are strong but
 # rarely fail; grammar and tone barely separate good from bad; length is pure noise.
 VALIDATORS = (
@@ -128,6 +147,10 @@ VALIDATORS = (
     ValidatorProfile("length", _by_truth(0.85, 0.85, 0.85), "over the word limit"),
 )
 FACT_CHECK_VALIDATORS = frozenset({"facts"})
+# An agent's answer can read well and cite a real file yet name the wrong one: the fact
+# check reads the answer's text, not the investigation behind it, so on agent task types it
+# separates the truths less. The other validators are as on any task type.
+AGENT_FACTS_PASS_RATE = _by_truth(0.90, 0.80, 0.60)
 
 DEFAULT_REVIEWERS = (
     Reviewer(
@@ -215,6 +238,31 @@ def truth_rates(
     }
 
 
+# How much of an agent output's truth distribution is its model's own (on the task type);
+# the rest is its investigation pattern's. The evidence decides most of the answer's
+# quality, and a better model still does better on the same evidence.
+MODEL_SHARE = 0.25
+
+
+def agent_truth_rates(
+    pattern: Pattern, task_type: TaskType, model: Model, drift_severity: float = 0.0
+) -> dict[Truth, float]:
+    """P(truth) for one agent output: ``1 - MODEL_SHARE`` of the pattern's distribution
+    plus ``MODEL_SHARE`` of the model's rates on the task type, then drift toward bad as
+    in ``truth_rates``."""
+    model_rates = truth_rates(task_type, model)
+    mixed = {
+        t: (1 - MODEL_SHARE) * p + MODEL_SHARE * model_rates[t]
+        for t, p in zip(TRUTHS, pattern.truth, strict=True)
+    }
+    keep = 1 - drift_severity
+    return {
+        Truth.GOOD: mixed[Truth.GOOD] * keep,
+        Truth.NEEDS_EDIT: mixed[Truth.NEEDS_EDIT] * keep,
+        Truth.BAD: mixed[Truth.BAD] * keep + drift_severity,
+    }
+
+
 @dataclass(frozen=True)
 class SimulationConfig:
     seed: int
@@ -268,10 +316,16 @@ class SimulatedOutput:
     coherence: float
     requires_fact_check: bool
     truth: Truth
+    # Agent task types only: what the gateway sends of the investigation, and its hidden
+    # pattern (``agents.Pattern.name``), which the gate never sees, like the truth.
+    evidence: dict[str, Any] | None = None
+    provenance: dict[str, Any] | None = None
+    pattern: str | None = None
 
     def submission_dict(self) -> dict[str, Any]:
-        """What a gateway would POST (``gating.submissions.OutputSubmission``): no truth."""
-        return {
+        """What a gateway would POST (``gating.submissions.OutputSubmission``): no truth,
+        no pattern, and evidence and provenance only when the output has them."""
+        sent = {
             "external_id": self.external_id,
             "task_type": self.task_type,
             "model": self.model,
@@ -285,6 +339,11 @@ class SimulatedOutput:
             "coherence": self.coherence,
             "requires_fact_check": self.requires_fact_check,
         }
+        if self.evidence is not None:
+            sent["evidence"] = self.evidence
+        if self.provenance is not None:
+            sent["provenance"] = self.provenance
+        return sent
 
 
 @dataclass(frozen=True)
@@ -307,6 +366,11 @@ class DayTraffic:
     coherence: np.ndarray
     topic: np.ndarray  # index into TOPICS
     finding: np.ndarray  # index into FINDINGS
+    # With agent task types only: each row's index into ``patterns`` (-1 for the other task
+    # types), and each agent row's draws, in row order, that shape its evidence.
+    patterns: tuple[Pattern, ...] = ()
+    pattern: np.ndarray | None = None
+    draws: np.ndarray | None = None  # (agent rows, agents.DRAWS) uniforms
 
     def outputs(self, start: int = 0, stop: int | None = None) -> Iterator[SimulatedOutput]:
         """Rows ``start:stop`` as ``SimulatedOutput`` objects."""
@@ -324,6 +388,7 @@ class DayTraffic:
         sent = []
         for row in self._rows(start, stop):
             at, truth, passed = row.pop("created_at"), row.pop("truth"), row.pop("passed")
+            row.pop("pattern", None)
             row["validators"] = [_RESULT_DICTS[v][ok] for v, ok in enumerate(passed)]
             sent.append((row, at, truth))
         return sent
@@ -344,9 +409,10 @@ class DayTraffic:
             self.finding[start:stop].tolist(),
             strict=True,
         )
+        agent_rows = self._agent_rows(start, stop)
         for i, at, t, m, truth, passed, clarity, coherence, topic, finding in columns:
             task_type, model, n = config.task_types[t], config.models[m], self.first_number + i
-            yield {
+            row = {
                 # Zero-padded, so that ids sort in arrival order: each new output then
                 # lands at the end of the unique (source, external_id) index rather than
                 # at a random page of it.
@@ -363,6 +429,25 @@ class DayTraffic:
                 "requires_fact_check": task_type.requires_fact_check,
                 "truth": TRUTHS[truth],
             }
+            if agent_rows is not None:
+                pattern, draws = next(agent_rows)
+                if pattern is not None:
+                    fields = agents.agent_output(pattern, task_type.agent, draws, row["created_at"])
+                    fields["input"] = f"{fields['input']} (#{n})"
+                    row.update(fields, pattern=pattern.name)
+            yield row
+
+    def _agent_rows(self, start: int, stop: int | None) -> Iterator[tuple] | None:
+        """For each row of ``start:stop``, its pattern and draws, or (None, None) for the
+        other task types; None when the day has no agent task types."""
+        if self.pattern is None:
+            return None
+        patterns = self.pattern[start:stop].tolist()
+        # The agent rows' draws are stored in row order: the first one here is preceded by
+        # as many as there are agent rows before ``start``.
+        first = int(np.count_nonzero(self.pattern[:start] >= 0))
+        draws = iter(self.draws[first : first + sum(p >= 0 for p in patterns)].tolist())
+        return ((self.patterns[p], next(draws)) if p >= 0 else (None, None) for p in patterns)
 
 
 # Each validator's two possible results, made once: a million outputs share them.
@@ -375,6 +460,12 @@ _RESULT_DICTS = tuple(
     for pair in _RESULTS
 )
 _PASS_RATES = np.array([[p.pass_rate[t] for p in VALIDATORS] for t in TRUTHS])
+_AGENT_PASS_RATES = np.array(
+    [
+        [AGENT_FACTS_PASS_RATE[t] if p.name == "facts" else p.pass_rate[t] for p in VALIDATORS]
+        for t in TRUTHS
+    ]
+)
 _CLARITY_MEANS = np.array([CLARITY_MEAN[t] for t in TRUTHS])
 _COHERENCE_MEANS = np.array([COHERENCE_MEAN[t] for t in TRUTHS])
 _HOUR_WEIGHTS = np.array(HOURLY_TRAFFIC) / sum(HOURLY_TRAFFIC)
@@ -404,8 +495,17 @@ def day_traffic(config: SimulationConfig, day: int) -> DayTraffic:
         ]
     )
     cumulative = np.cumsum(rates, axis=2)[task_type, model]
+    patterns, pattern, draws = _agent_draws(config, day, task_type) or ((), None, None)
+    if pattern is not None:
+        # Agent rows take their truth from their pattern instead.
+        on = pattern >= 0
+        pattern_rates = _agent_rates(config, day, patterns)
+        cumulative[on] = np.cumsum(pattern_rates[pattern[on], task_type[on], model[on]], axis=1)
     truth = (rng.random(n)[:, None] >= cumulative[:, :-1]).sum(axis=1)
-    passed = rng.random((n, len(VALIDATORS))) < _PASS_RATES[truth]
+    pass_rates = _PASS_RATES[truth]
+    if pattern is not None:
+        pass_rates[on] = _AGENT_PASS_RATES[truth[on]]
+    passed = rng.random((n, len(VALIDATORS))) < pass_rates
     return DayTraffic(
         config=config,
         day=day,
@@ -419,6 +519,54 @@ def day_traffic(config: SimulationConfig, day: int) -> DayTraffic:
         coherence=_signal(rng, _COHERENCE_MEANS[truth], COHERENCE_SD),
         topic=rng.integers(0, len(TOPICS), size=n),
         finding=rng.integers(0, len(FINDINGS), size=n),
+        patterns=patterns,
+        pattern=pattern,
+        draws=draws,
+    )
+
+
+# The agent draws come from a generator of their own, seeded by (seed, day, this), so that
+# the day's other draws are the same with or without agent task types.
+_AGENT_STREAM = 1
+
+
+def _agent_draws(
+    config: SimulationConfig, day: int, task_type: np.ndarray
+) -> tuple[tuple[Pattern, ...], np.ndarray, np.ndarray] | None:
+    """The patterns of ``config``'s agent task types, each row's pattern (-1 for the other
+    task types) and the agent rows' draws; None without agent task types."""
+    profiles = [tt.agent for tt in config.task_types]
+    patterns = tuple(dict.fromkeys(p for a in profiles if a for p, _ in a.patterns))
+    if not patterns:
+        return None
+    rng = np.random.default_rng([config.seed, day, _AGENT_STREAM])
+    weights = np.array([[a.weight(p) if a else 0.0 for p in patterns] for a in profiles])
+    cumulative = np.cumsum(weights, axis=1)[task_type]
+    is_agent = np.array([a is not None for a in profiles])[task_type]
+    drawn = (rng.random(len(task_type))[:, None] >= cumulative[:, :-1]).sum(axis=1)
+    pattern = np.where(is_agent, drawn, -1)
+    return patterns, pattern, rng.random((int(is_agent.sum()), agents.DRAWS))
+
+
+def _agent_rates(config: SimulationConfig, day: int, patterns: tuple[Pattern, ...]) -> np.ndarray:
+    """P(truth) for every (pattern, task type, model) on this day, by ``agent_truth_rates``
+    (zeros for the task types that are not agents)."""
+    return np.array(
+        [
+            [
+                [
+                    [r[t] for t in TRUTHS]
+                    for r in (
+                        agent_truth_rates(p, tt, m, config.drift_severity(m, day))
+                        if tt.agent
+                        else dict.fromkeys(TRUTHS, 0.0)
+                        for m in config.models
+                    )
+                ]
+                for tt in config.task_types
+            ]
+            for p in patterns
+        ]
     )
 
 
@@ -429,10 +577,20 @@ def simulate(config: SimulationConfig) -> Iterator[SimulatedOutput]:
 
 
 def fingerprint(outputs: Iterable[SimulatedOutput]) -> str:
-    """sha256 of the canonical JSON of every row, truth included."""
-    rows = [{**asdict(o), "created_at": o.created_at.isoformat()} for o in outputs]
+    """sha256 of the canonical JSON of every row, truth (and pattern) included."""
+    rows = [_canonical_row(o) for o in outputs]
     canonical = json.dumps(rows, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _canonical_row(output: SimulatedOutput) -> dict[str, Any]:
+    row = {**asdict(output), "created_at": output.created_at.isoformat()}
+    # Without agent fields, a row has the shape it had before they existed, so that the
+    # default world's fingerprints stay what they were.
+    for key in ("evidence", "provenance", "pattern"):
+        if row[key] is None:
+            del row[key]
+    return row
 
 
 def _working_day_start(moment: datetime) -> datetime:
