@@ -280,6 +280,20 @@ class AurocRow:
     n: int
 
 
+@dataclass(frozen=True)
+class ScorerAurocRow:
+    """How well one scorer's score ranks good above bad outputs of one task type, against
+    the reviewers or the truth, with an interval [low, high], over ``n`` reviewed outputs."""
+
+    task_type: str
+    scorer: str
+    against: str
+    auroc: float
+    low: float
+    high: float
+    n: int
+
+
 # For templates.
 
 
@@ -916,6 +930,45 @@ def auroc_chart(rows: Iterable[AurocRow | Mapping]) -> go.Figure | None:
                 for r in series
             ],
             hovertemplate="%{x}, model %{fullData.name}: AUROC %{customdata[0]} (interval "
+            "%{customdata[1]} to %{customdata[2]}) over %{customdata[3]} reviewed outputs"
+            "<extra></extra>",
+        )
+    _reference_line(fig, 0.5, "Chance (0.5)")
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(range=[0, 1.05])
+    return fig
+
+
+def scorer_auroc_chart(rows: Iterable[ScorerAurocRow | Mapping], against: str) -> go.Figure | None:
+    """The scorers side by side: AUROC per task type, a bar per scorer, against the
+    reviewers or the truth, with intervals as error bars and chance as a labelled line."""
+    results = [r for r in _rows(ScorerAurocRow, rows) if r.against == against]
+    if not results:
+        return None
+    task_types = sorted({r.task_type for r in results})
+    fig = _figure(
+        x_title="Task type", y_title="AUROC (0.5 is chance, 1 is perfect)", barmode="group"
+    )
+    for i, scorer in enumerate(sorted({r.scorer for r in results})):
+        of_scorer = {r.task_type: r for r in results if r.scorer == scorer}
+        series = [of_scorer.get(name) for name in task_types]
+        fig.add_bar(
+            name=_escape(scorer),
+            x=[_escape(name) for name in task_types],
+            y=[r.auroc if r else None for r in series],
+            marker={"color": _colour(i), "pattern": {"shape": _pattern(i)}, "line": _BAR_EDGE},
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": [r.high - r.auroc if r else None for r in series],
+                "arrayminus": [r.auroc - r.low if r else None for r in series],
+                "color": BLACK,
+            },
+            customdata=[
+                [number(r.auroc), number(r.low), number(r.high), count(r.n)] if r else [None] * 4
+                for r in series
+            ],
+            hovertemplate="%{x}, scorer %{fullData.name}: AUROC %{customdata[0]} (interval "
             "%{customdata[1]} to %{customdata[2]}) over %{customdata[3]} reviewed outputs"
             "<extra></extra>",
         )

@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 
 from dashboard import rollups
 from gating import services
+from gating.models import TaskType
 from gating.roles import Role
 from learning import cycles
 from learning.simulation import run, world
@@ -93,11 +94,27 @@ def demo_config(
     )
 
 
+# The scorer each agent task type is set to, as an admin would choose it (docs/scoring.md):
+# evidence_quality follows the requirements of a locate or a CI question, evidence_categories
+# weighs an explanation's breadth of evidence, and a claim's worth is in its provenance.
+DEMO_SCORERS = {
+    "code_locate": "evidence_quality",
+    "code_explain": "evidence_categories",
+    "ci_status": "evidence_quality",
+    "claim_check": "interval",
+}
+
+
 def demo_traffic_seed(
     config: world.SimulationConfig, *, until: datetime, on_progress=None
 ) -> run.SimulationReport:
     """Replay ``config`` up to ``until`` (the present): the demo opens with traffic up to the
-    last hour and nothing stored in the future."""
+    last hour and nothing stored in the future. The agent task types are made first, each
+    with its scorer (``DEMO_SCORERS``); the others score them in shadow."""
+    names = {t.name for t in config.task_types}
+    for name, scorer in DEMO_SCORERS.items():
+        if name in names:
+            TaskType.objects.update_or_create(name=name, defaults={"scorer": scorer})
     return run.simulation_run(
         config,
         reviews_per_hour=DEMO_REVIEWS_PER_HOUR,

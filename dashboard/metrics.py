@@ -315,6 +315,31 @@ def _auroc(f: DashboardFilter) -> list[dict]:
     return rows
 
 
+def _scorer_auroc(f: DashboardFilter) -> list[dict]:
+    """Per task type and scorer, the AUROC of the scorer's score against the reviewers'
+    first decisions and, where the outputs were simulated, against the truth, with a 95%
+    Hanley-McNeil interval, on the same reviewed outputs."""
+    rows = []
+    for cell in selectors.scorer_counts(**_window(f)):
+        area = selectors.auroc(cell["positive"], cell["negative"])
+        if area is None:
+            continue
+        positives, negatives = sum(cell["positive"]), sum(cell["negative"])
+        low, high = hanley_mcneil_interval(area, positives, negatives)
+        rows.append(
+            {
+                "task_type": cell["task_type"],
+                "scorer": cell["scorer"],
+                "against": cell["against"],
+                "auroc": area,
+                "low": low,
+                "high": high,
+                "n": positives + negatives,
+            }
+        )
+    return rows
+
+
 METRICS: dict[str, Metric] = {
     "score-histogram": Metric(
         "Scores by decision",
@@ -451,6 +476,15 @@ METRICS: dict[str, Metric] = {
         "unchanged, with a 95% Hanley-McNeil interval, over n reviewed outputs: "
         "[{task_type, model, auroc, low, high, n}].",
         _auroc,
+    ),
+    "scorer-auroc": Metric(
+        "AUROC of each scorer",
+        "Per task type and scorer (the deciding one and those that scored in shadow), the "
+        "AUROC of its score against the reviewers' first decisions (approved unchanged or "
+        "not) and, for simulated outputs, against the truth (good or not), with a 95% "
+        "Hanley-McNeil interval, over the same n reviewed outputs: "
+        "[{task_type, scorer, against, auroc, low, high, n}].",
+        _scorer_auroc,
     ),
 }
 

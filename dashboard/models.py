@@ -211,6 +211,35 @@ class ReviewRollup(models.Model):
         return f"{self.hour:%Y-%m-%d %H}h {self.model} {self.kind} {self.action}: {self.reviews}"
 
 
+class ScorerRollup(models.Model):
+    """First reviews (held or audited, bulk decisions left out) decided in an hour, per task
+    type, model, scorer, that scorer's score bucket (fine, as ReviewRollup's), the action
+    and, for simulated outputs, the true quality (blank otherwise): the calibration page
+    compares the scorers' AUROC on the same outputs, the deciding one by its score and the
+    others by their shadow scores."""
+
+    hour = models.DateTimeField()
+    task_type = models.ForeignKey(TaskType, on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=200)
+    scorer = models.CharField(max_length=40)
+    score_bucket = models.PositiveSmallIntegerField()
+    action = models.CharField(max_length=10)
+    truth = models.CharField(max_length=20, blank=True)
+    reviews = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["hour", "task_type", "model", "scorer", "score_bucket", "action", "truth"],
+                name="scorer_rollup_key",
+            ),
+        ]
+        indexes = [models.Index(fields=["hour"], name="scorer_rollup_hour")]
+
+    def __str__(self) -> str:
+        return f"{self.hour:%Y-%m-%d %H}h {self.scorer} {self.action}: {self.reviews}"
+
+
 class ReviewerRollup(models.Model):
     """Decisions per reviewer in an hour, per task type, model and action, with how long
     each took from claim to decision."""

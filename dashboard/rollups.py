@@ -10,7 +10,7 @@ add up to the rows beneath them.
 The units: outputs are recomputed by block of OUTPUT_BLOCK_SIZE consecutive ids
 (OutputBlockRollup), and then each hour those blocks touch is summed again from its blocks
 (OutputRollup); reviews, which come at a human pace, are recomputed by decided hour straight
-from the raw rows (ReviewRollup, ReviewerRollup).
+from the raw rows (ReviewRollup, ReviewerRollup, ScorerRollup).
 
 Which units are dirty comes from the rows that are new since an earlier refresh, found by
 id rather than by timestamp, because history can arrive with old timestamps (the
@@ -58,6 +58,7 @@ from django.db.models import (
     Count,
     DateTimeField,
     DurationField,
+    Expression,
     ExpressionWrapper,
     F,
     FloatField,
@@ -65,14 +66,17 @@ from django.db.models import (
     Max,
     Min,
     Model,
+    OuterRef,
     Q,
     QuerySet,
+    Subquery,
     Sum,
     Value,
     When,
 )
 from django.db.models.expressions import CombinedExpression
-from django.db.models.functions import Cast, Floor, Least, Trunc, TruncDate
+from django.db.models.fields.json import KeyTextTransform, KeyTransform
+from django.db.models.functions import Cast, Coalesce, Floor, Least, Trunc, TruncDate
 from django.utils import timezone
 
 from dashboard.models import (
@@ -93,9 +97,12 @@ from dashboard.models import (
     ReviewRollup,
     RolledUpModel,
     RollupCheckpoint,
+    ScorerRollup,
     day_start,
 )
+from gating import scorers
 from gating.models import AuditEvent, Output, Review, ReviewItem
+from learning.models import SimulatedTruth
 
 # Units recomputed per transaction: a day of reviews, or 50,000 outputs, at a time: short
 # enough that a killed rebuild loses little and pages never wait long on its locks.
@@ -124,13 +131,14 @@ def _hour_of(field: str) -> Trunc:
     return Trunc(field, "hour", output_field=DateTimeField(), tzinfo=UTC)
 
 
-def _bucket_of(field: str, width: float, buckets: int) -> Cast:
+def _bucket_of(field: str | Expression, width: float, buckets: int) -> Cast:
     """The score's bucket: floor(score / width), with 10.0 in the last bucket. Multiplied by
     the whole number 1 / width rather than divided by width, so that a score on an edge
     (4.0, 0.3) is not a rounding error below it."""
     per_point = round(1 / width)
+    score = F(field) if isinstance(field, str) else field
     return Cast(
-        Least(Floor(F(field) * Value(per_point)), Value(buckets - 1)), output_field=IntegerField()
+        Least(Floor(score * Value(per_point)), Value(buckets - 1)), output_field=IntegerField()
     )
 
 
@@ -211,6 +219,42 @@ def _reviews_by_hour(since: datetime, until: datetime) -> QuerySet:
     )
 
 
+def _scorers_by_hour(since: datetime, until: datetime) -> list[QuerySet]:
+    """First reviews of [since, until) once per scorer that scored their output: the
+    deciding scorer by the output's score, the others by their shadow scores."""
+    first_reviews = Review.objects.filter(
+        decided_at__gte=since,
+        decided_at__lt=until,
+        item__kind__in=(ReviewItem.Kind.REVIEW, ReviewItem.Kind.AUDIT),
+        is_bulk=False,
+    ).order_by()
+    truth = Subquery(
+        SimulatedTruth.objects.filter(output_id=OuterRef("output_id")).values("truth")[:1]
+    )
+    sources = []
+    for name in scorers.names():
+        shadow_score = Cast(
+            KeyTextTransform("score", KeyTransform(name, "output__shadow_scores")),
+            FloatField(),
+        )
+        for rows, score in (
+            (first_reviews.filter(output__scorer__startswith=f"{name}-v"), F("output__score")),
+            (first_reviews.filter(output__shadow_scores__has_key=name), shadow_score),
+        ):
+            sources.append(
+                rows.values(
+                    r_hour=_hour_of("decided_at"),
+                    r_task_type=F("output__task_type_id"),
+                    r_model=F("output__model"),
+                    r_scorer=Value(name),
+                    r_score_bucket=_bucket_of(score, REVIEW_BUCKET_WIDTH, REVIEW_BUCKETS),
+                    r_action=F("action"),
+                    r_truth=Coalesce(truth, Value("")),
+                ).annotate(r_reviews=Count("id"))
+            )
+    return sources
+
+
 def _reviewers_by_hour(since: datetime, until: datetime) -> QuerySet:
     decision_time = ExpressionWrapper(
         F("decided_at") - F("item__claimed_at"), output_field=DurationField()
@@ -237,11 +281,16 @@ def _reviewers_by_hour(since: datetime, until: datetime) -> QuerySet:
 @dataclass(frozen=True)
 class _Rollup:
     table: type[Model]
-    source: Callable[[datetime, datetime], QuerySet]
+    # One aggregate, or several whose rows together fill the table.
+    source: Callable[[datetime, datetime], QuerySet | list[QuerySet]]
 
 
 OUTPUTS = (_Rollup(OutputRollup, _outputs_by_hour),)
-REVIEWS = (_Rollup(ReviewRollup, _reviews_by_hour), _Rollup(ReviewerRollup, _reviewers_by_hour))
+REVIEWS = (
+    _Rollup(ReviewRollup, _reviews_by_hour),
+    _Rollup(ReviewerRollup, _reviewers_by_hour),
+    _Rollup(ScorerRollup, _scorers_by_hour),
+)
 
 
 def _insert_select(table: type[Model], rows: QuerySet) -> None:
@@ -269,7 +318,9 @@ def _recompute(
             for since, until in _runs(batch, HOUR):
                 for rollup in rollups:
                     rollup.table.objects.filter(hour__gte=since, hour__lt=until).delete()
-                    _insert_select(rollup.table, rollup.source(since, until))
+                    rows = rollup.source(since, until)
+                    for part in rows if isinstance(rows, list) else [rows]:
+                        _insert_select(rollup.table, part)
             if rollups is OUTPUTS:
                 output_days_recompute({hour.astimezone(UTC).date() for hour in batch})
         on_progress(len(batch))
@@ -552,7 +603,13 @@ def _span() -> tuple[datetime | None, datetime | None]:
         Review.objects.aggregate(first=Min("decided_at"), last=Max("decided_at")),
         *(
             table.objects.aggregate(first=Min("hour"), last=Max("hour"))
-            for table in (OutputBlockRollup, OutputRollup, ReviewRollup, ReviewerRollup)
+            for table in (
+                OutputBlockRollup,
+                OutputRollup,
+                ReviewRollup,
+                ReviewerRollup,
+                ScorerRollup,
+            )
         ),
     ]
     # A day row's midnight is enough: recomputing any hour of a day recomputes the day.

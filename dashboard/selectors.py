@@ -35,6 +35,7 @@ from dashboard.models import (
     ReviewerRollup,
     ReviewRollup,
     RolledUpModel,
+    ScorerRollup,
     day_start,
 )
 from gating.models import ReviewItem, TaskType
@@ -365,6 +366,44 @@ def approval_counts_by_pair(
     return [
         {"task_type": task_type, "model": model, **counts}
         for (task_type, model), counts in sorted(pairs.items())
+    ]
+
+
+# What a scorer's AUROC is measured against: the reviewer's first decision (approved
+# unchanged or not), or, for simulated outputs, the truth (good, or needs an edit or bad).
+AGAINST_REVIEWERS = "reviewers"
+AGAINST_TRUTH = "truth"
+
+
+def scorer_counts(
+    *,
+    since: datetime,
+    until: datetime,
+    task_types: Sequence[str] = (),
+    models: Sequence[str] = (),
+) -> list[dict]:
+    """Per task type and scorer, reviewed outputs positive and negative per 0.1-wide bucket
+    of that scorer's score, against the reviewers and against the truth (simulated outputs
+    only): [{task_type, scorer, against, positive: [100], negative: [100]}], for ``auroc``.
+    Every scorer is counted on the outputs it scored: the deciding one and those it shadowed.
+    """
+    cells: dict = {}
+    rows = (
+        _filtered(ScorerRollup, since=since, until=until, task_types=task_types, models=models)
+        .values("task_type__name", "scorer", "score_bucket", "action", "truth")
+        .annotate(reviews=Sum("reviews"))
+    )
+    for row in rows:
+        labels = [(AGAINST_REVIEWERS, row["action"] == "approve")]
+        if row["truth"]:
+            labels.append((AGAINST_TRUTH, row["truth"] == "good"))
+        for against, positive in labels:
+            key = (row["task_type__name"], row["scorer"], against)
+            counts = cells.setdefault(key, {"positive": [0] * 100, "negative": [0] * 100})
+            counts["positive" if positive else "negative"][row["score_bucket"]] += row["reviews"]
+    return [
+        {"task_type": task_type, "scorer": scorer, "against": against, **counts}
+        for (task_type, scorer, against), counts in sorted(cells.items())
     ]
 
 

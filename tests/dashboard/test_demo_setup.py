@@ -8,6 +8,7 @@ import time_machine
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
+from dashboard.demo import DEMO_SCORERS
 from gating.models import Output, Review, ReviewItem
 from learning.models import CycleRun, SimulatedTruth
 
@@ -43,6 +44,17 @@ def test_an_empty_database_gets_accounts_and_traffic_up_to_the_last_hour(var_dir
     assert Review.objects.latest("decided_at").decided_at <= NOW
     assert CycleRun.objects.exists()
     assert CycleRun.objects.order_by("window_end").last().window_end <= NOW
+    # The agent task types are scored by their own scorers, the others shadowing them.
+    for name, scorer in DEMO_SCORERS.items():
+        outputs = Output.objects.filter(task_type__name=name)
+        assert outputs.exists()
+        assert set(outputs.values_list("scorer", flat=True)) == {f"{scorer}-v1"}
+        assert all(
+            "validators" in shadow for shadow in outputs.values_list("shadow_scores", flat=True)
+        )
+    assert Output.objects.filter(
+        task_type__name="claim_check", interval_lower__isnull=False
+    ).exists()
     saved = json.loads((var_dir / "demo-credentials.json").read_text())
     printed = capsys.readouterr().out
     assert saved["passwords"]["admin"] in printed
