@@ -3,7 +3,7 @@
 An agent's tool calls are grouped into six categories. Each category scores the best its
 tools achieved (running read five times is worth one good read), the categories are
 averaged with the seed's weights, and a bonus is added when independent categories point at
-the same target. docs/scoring/evidence_categories.md gives the tables, the choices made
+the same target. docs/scoring.md ("evidence_categories") gives the tables, the choices made
 where the seed leaves the arithmetic open, and a worked example.
 """
 

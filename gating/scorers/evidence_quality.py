@@ -5,7 +5,7 @@ is rated in quality (None, Weak, Moderate, Strong, Verified) and strength (None,
 High); the intent says which evidence classes are required; the confidence level is the
 lowest quality among them. Levels are names, not measurements: the score is the midpoint of
 the level's band, and the level itself decides (Complete or High approve, Medium warns, Low
-or None hold for review). docs/scoring/evidence_quality.md explains every rule and choice.
+or None hold for review). docs/scoring.md ("evidence_quality") explains every rule and choice.
 """
 
 from __future__ import annotations

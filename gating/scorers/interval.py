@@ -3,7 +3,7 @@
 A claim's sources, their types, its staleness and the claims that support or contradict it
 give an interval ``[lower, upper]`` on 0-1 rather than one number: one credible source and
 ten agreeing mediocre ones can share a midpoint, but not a width. The gate scores at the
-conservative end, ``10 * lower``. docs/scoring/interval.md gives the formulas and a worked
+conservative end, ``10 * lower``. docs/scoring.md ("interval") gives the formulas and a worked
 example.
 """
 

@@ -1,7 +1,7 @@
 """The evidence-category model (seed 000) against values worked out by hand.
 
 Scores are on 0-10, the seed's values times 10. The expected values in the comments were
-computed from the seed's tables and the choices in docs/scoring/evidence_categories.md
+computed from the seed's tables and the choices in docs/scoring.md ("evidence_categories")
 (weights normalised over the categories used, at least 2.0; the bonus closes part of the
 distance to 1.0), not read off the scorer.
 """

@@ -879,7 +879,7 @@ def test_scorer_identity():
 
 
 def test_the_documented_worked_example():
-    # docs/scoring/evidence_quality.md: grep and find both Moderate, read Strong.
+    # docs/scoring.md ("evidence_quality"): grep and find both Moderate, read Strong.
     entries = [
         _grep("evidence gating", "substring", 7),
         _find(
