@@ -574,3 +574,20 @@ def test_the_schema_documents_the_reason_as_write_only(client):
 
     assert schema["PatchedTaskTypeRequest"]["properties"]["reason"]["maxLength"] == 500
     assert "reason" not in schema["TaskType"]["properties"]
+
+
+def test_an_admin_chooses_the_scorer_and_an_unknown_one_is_refused(task_type, admin, client):
+    client.force_login(admin)
+    page = client.get(ADMIN_URL.format(task_type.pk)).content.decode()
+    for name in ("validators", "evidence_categories", "evidence_quality", "interval"):
+        assert f'<option value="{name}"' in page
+
+    refused = admin_post(client, task_type, {"scorer": "magic", "reason": "try"})
+    assert "scorer" in errors_of(refused)
+    task_type.refresh_from_db()
+    assert task_type.scorer == "validators"
+
+    admin_post(client, task_type, {"scorer": "interval", "reason": "claims with provenance"})
+    task_type.refresh_from_db()
+    assert task_type.scorer == "interval"
+    assert edits_of(task_type)[-1].after["scorer"] == "interval"

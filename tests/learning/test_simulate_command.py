@@ -279,3 +279,18 @@ def test_the_bulk_history_gives_audits_their_reserved_share_of_the_turns(setting
     ).exists(), "audits of the first day were still waiting at the end"
     assert Output.objects.filter(decision="pending_review", status="pending").exists()
     assert audits >= 0.24 * firsts.count() > 0
+
+
+def test_agent_task_types_are_added_on_request_with_their_evidence():
+    simulate("--seed", "3", "--days", "1", "--outputs-per-day", "200", "--agent-task-types")
+    names = set(TaskType.objects.values_list("name", flat=True))
+    assert {"code_locate", "code_explain", "ci_status", "claim_check"} <= names
+    agent = Output.objects.filter(task_type__name__in=["code_locate", "code_explain"])
+    assert agent.exists() and not agent.filter(evidence__isnull=True).exists()
+    claims = Output.objects.filter(task_type__name="claim_check")
+    assert claims.exists() and not claims.filter(provenance__isnull=True).exists()
+    # Shadow-scored by the evidence scorers, though validators decide by default.
+    assert all(
+        {"evidence_categories", "evidence_quality"} <= set(shadow)
+        for shadow in agent.values_list("shadow_scores", flat=True)
+    )

@@ -47,6 +47,12 @@ class Command(BaseCommand):
         parser.add_argument("--days", type=int, default=14)
         parser.add_argument("--outputs-per-day", type=int, default=2000)
         parser.add_argument("--task-types", type=int, help="how many of the default task types")
+        parser.add_argument(
+            "--agent-task-types",
+            action="store_true",
+            help="add the agent task types, whose outputs carry evidence and provenance "
+            "(docs/simulation.md)",
+        )
         parser.add_argument("--models", type=int, help="how many of the default models")
         parser.add_argument("--reviewers", type=int, help="how many of the default reviewers")
         parser.add_argument(
@@ -90,7 +96,8 @@ class Command(BaseCommand):
                 days=opts["days"],
                 outputs_per_day=opts["outputs_per_day"],
                 start=start,
-                task_types=_pick(world.DEFAULT_TASK_TYPES, opts["task_types"], "task-types"),
+                task_types=_pick(world.DEFAULT_TASK_TYPES, opts["task_types"], "task-types")
+                + (world.AGENT_TASK_TYPES if opts["agent_task_types"] else ()),
                 models=_pick(world.DEFAULT_MODELS, opts["models"], "models"),
                 drift=opts["drift"],
             )
