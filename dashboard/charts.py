@@ -904,57 +904,30 @@ def auroc_chart(rows: Iterable[AurocRow | Mapping]) -> go.Figure | None:
     """AUROC of the score per task type, a bar per model, with its interval as error bars
     and chance (0.5) as a labelled line."""
     results = _rows(AurocRow, rows)
-    if not results:
-        return None
-    task_types = sorted({r.task_type for r in results})
-    fig = _figure(
-        x_title="Task type", y_title="AUROC (0.5 is chance, 1 is perfect)", barmode="group"
-    )
-    for i, model in enumerate(sorted({r.model for r in results})):
-        of_model = {r.task_type: r for r in results if r.model == model}
-        series = [of_model.get(name) for name in task_types]
-        fig.add_bar(
-            name=_escape(model),
-            x=[_escape(name) for name in task_types],
-            y=[r.auroc if r else None for r in series],
-            marker={"color": _colour(i), "pattern": {"shape": _pattern(i)}, "line": _BAR_EDGE},
-            error_y={
-                "type": "data",
-                "symmetric": False,
-                "array": [r.high - r.auroc if r else None for r in series],
-                "arrayminus": [r.auroc - r.low if r else None for r in series],
-                "color": BLACK,
-            },
-            customdata=[
-                [number(r.auroc), number(r.low), number(r.high), count(r.n)] if r else [None] * 4
-                for r in series
-            ],
-            hovertemplate="%{x}, model %{fullData.name}: AUROC %{customdata[0]} (interval "
-            "%{customdata[1]} to %{customdata[2]}) over %{customdata[3]} reviewed outputs"
-            "<extra></extra>",
-        )
-    _reference_line(fig, 0.5, "Chance (0.5)")
-    fig.update_xaxes(type="category")
-    fig.update_yaxes(range=[0, 1.05])
-    return fig
+    return _auroc_bars(results, series_of=lambda r: r.model, series_word="model")
 
 
 def scorer_auroc_chart(rows: Iterable[ScorerAurocRow | Mapping], against: str) -> go.Figure | None:
     """The scorers side by side: AUROC per task type, a bar per scorer, against the
     reviewers or the truth, with intervals as error bars and chance as a labelled line."""
     results = [r for r in _rows(ScorerAurocRow, rows) if r.against == against]
+    return _auroc_bars(results, series_of=lambda r: r.scorer, series_word="scorer")
+
+
+def _auroc_bars(results: list, *, series_of: Callable, series_word: str) -> go.Figure | None:
+    """AUROC bars grouped by task type, one series per ``series_of(row)``."""
     if not results:
         return None
     task_types = sorted({r.task_type for r in results})
     fig = _figure(
         x_title="Task type", y_title="AUROC (0.5 is chance, 1 is perfect)", barmode="group"
     )
-    for i, scorer in enumerate(sorted({r.scorer for r in results})):
-        of_scorer = {r.task_type: r for r in results if r.scorer == scorer}
-        series = [of_scorer.get(name) for name in task_types]
+    for i, name in enumerate(sorted({series_of(r) for r in results})):
+        of_series = {r.task_type: r for r in results if series_of(r) == name}
+        series = [of_series.get(task_type) for task_type in task_types]
         fig.add_bar(
-            name=_escape(scorer),
-            x=[_escape(name) for name in task_types],
+            name=_escape(name),
+            x=[_escape(task_type) for task_type in task_types],
             y=[r.auroc if r else None for r in series],
             marker={"color": _colour(i), "pattern": {"shape": _pattern(i)}, "line": _BAR_EDGE},
             error_y={
@@ -968,9 +941,9 @@ def scorer_auroc_chart(rows: Iterable[ScorerAurocRow | Mapping], against: str) -
                 [number(r.auroc), number(r.low), number(r.high), count(r.n)] if r else [None] * 4
                 for r in series
             ],
-            hovertemplate="%{x}, scorer %{fullData.name}: AUROC %{customdata[0]} (interval "
-            "%{customdata[1]} to %{customdata[2]}) over %{customdata[3]} reviewed outputs"
-            "<extra></extra>",
+            hovertemplate=f"%{{x}}, {series_word} %{{fullData.name}}: AUROC %{{customdata[0]}} "
+            "(interval %{customdata[1]} to %{customdata[2]}) over %{customdata[3]} reviewed "
+            "outputs<extra></extra>",
         )
     _reference_line(fig, 0.5, "Chance (0.5)")
     fig.update_xaxes(type="category")

@@ -292,26 +292,24 @@ def hanley_mcneil_interval(
     return max(0.0, area - half), min(1.0, area + half)
 
 
+def _auroc_cell(positive: list[int], negative: list[int]) -> dict | None:
+    """The AUROC of bucket counts with its 95% Hanley-McNeil interval and n; None without
+    both kinds."""
+    area = selectors.auroc(positive, negative)
+    if area is None:
+        return None
+    positives, negatives = sum(positive), sum(negative)
+    low, high = hanley_mcneil_interval(area, positives, negatives)
+    return {"auroc": area, "low": low, "high": high, "n": positives + negatives}
+
+
 def _auroc(f: DashboardFilter) -> list[dict]:
     """The AUROC of the score as a predictor of approval unchanged, per task type and
     model, with a 95% Hanley-McNeil interval; pairs without both kinds left out."""
     rows = []
     for pair in selectors.approval_counts_by_pair(**_window(f)):
-        area = selectors.auroc(pair["approved"], pair["not_approved"])
-        if area is None:
-            continue
-        positives, negatives = sum(pair["approved"]), sum(pair["not_approved"])
-        low, high = hanley_mcneil_interval(area, positives, negatives)
-        rows.append(
-            {
-                "task_type": pair["task_type"],
-                "model": pair["model"],
-                "auroc": area,
-                "low": low,
-                "high": high,
-                "n": positives + negatives,
-            }
-        )
+        if cell := _auroc_cell(pair["approved"], pair["not_approved"]):
+            rows.append({"task_type": pair["task_type"], "model": pair["model"], **cell})
     return rows
 
 
@@ -320,23 +318,10 @@ def _scorer_auroc(f: DashboardFilter) -> list[dict]:
     first decisions and, where the outputs were simulated, against the truth, with a 95%
     Hanley-McNeil interval, on the same reviewed outputs."""
     rows = []
-    for cell in selectors.scorer_counts(**_window(f)):
-        area = selectors.auroc(cell["positive"], cell["negative"])
-        if area is None:
-            continue
-        positives, negatives = sum(cell["positive"]), sum(cell["negative"])
-        low, high = hanley_mcneil_interval(area, positives, negatives)
-        rows.append(
-            {
-                "task_type": cell["task_type"],
-                "scorer": cell["scorer"],
-                "against": cell["against"],
-                "auroc": area,
-                "low": low,
-                "high": high,
-                "n": positives + negatives,
-            }
-        )
+    for counts in selectors.scorer_counts(**_window(f)):
+        if cell := _auroc_cell(counts["positive"], counts["negative"]):
+            keys = {k: counts[k] for k in ("task_type", "scorer", "against")}
+            rows.append(keys | cell)
     return rows
 
 

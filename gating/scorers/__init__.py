@@ -73,7 +73,7 @@ def score_and_gate(primary: Scorer, output: ScorerInput, *, shadow: bool = True)
         primary = REGISTRY[DEFAULT]
     if primary.name == DEFAULT:
         # The validators scorer decides in one step, as it always has (gating.scoring).
-        result = _validators_result(output)
+        result = validators.gate_result(output)
         interval = None
     else:
         scored = primary.score(output)
@@ -90,17 +90,6 @@ def score_and_gate(primary: Scorer, output: ScorerInput, *, shadow: bool = True)
             shadows[scorer.name] = _shadow_record(scorer, scored)
             interval = interval or scored.interval
     return Scoring(result=result, interval=interval, shadow=shadows)
-
-
-def _validators_result(output: ScorerInput) -> scoring.GateResult:
-    return scoring.score_output(
-        validators=output.validators,
-        input_clarity=output.input_clarity,
-        coherence=output.coherence,
-        requires_fact_check=output.requires_fact_check,
-        pair=output.pair,
-        policy=output.policy,
-    )
 
 
 def _gated(scorer: Scorer, scored: Scored, output: ScorerInput) -> scoring.GateResult:

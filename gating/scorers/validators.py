@@ -6,6 +6,18 @@ from gating import scoring
 from gating.scorers.base import Scored, ScorerInput
 
 
+def gate_result(output: ScorerInput) -> scoring.GateResult:
+    """ADR-0003's score and decision in one step, as the gate has always made them."""
+    return scoring.score_output(
+        validators=output.validators,
+        input_clarity=output.input_clarity,
+        coherence=output.coherence,
+        requires_fact_check=output.requires_fact_check,
+        pair=output.pair,
+        policy=output.policy,
+    )
+
+
 class ValidatorsScorer:
     name = "validators"
     version = "1"
@@ -19,14 +31,7 @@ class ValidatorsScorer:
         return True
 
     def score(self, output: ScorerInput) -> Scored:
-        result = scoring.score_output(
-            validators=output.validators,
-            input_clarity=output.input_clarity,
-            coherence=output.coherence,
-            requires_fact_check=output.requires_fact_check,
-            pair=output.pair,
-            policy=output.policy,
-        )
+        result = gate_result(output)
         return Scored(
             score=result.score,
             summary=f"{result.pass_fraction:.0%} of the validators' weight passed.",
