@@ -5,7 +5,8 @@ review behind them, and turns them into what the pure statistics take:
 
 * each judged output rescored with today's validator weights (``gating.scoring.scores_many``):
   the threshold search must see the scores the gate would give now, not those it gave
-  when the weights were older;
+  when the weights were older. A task type scored by another scorer (docs/scoring.md)
+  keeps its stored scores: that scorer reads evidence or provenance, not the weights;
 * its weight, 1 / the inclusion probability it achieved: its draw rate (1 for a held
   output) times the share of its stratum's audits in the window decided by its end
   (``gating.selectors.audit_coverage``), an audit still waiting being no evidence yet.
@@ -27,7 +28,7 @@ from datetime import datetime
 
 import numpy as np
 
-from gating import scoring
+from gating import scorers, scoring
 from gating.models import Review, TaskModelStats, TaskType, Validator
 from gating.selectors import audit_coverage
 from learning import selectors
@@ -116,16 +117,19 @@ def judged_evidence(
         mine = [kept[i] for i in rows]
         reported, passed = _results(mine, names)
         own = validators[task_type_id]
-        scores[rows] = scoring.scores_many(
-            reported=reported,
-            passed=passed,
-            weights=np.array([own[n].weight for n in names]),
-            is_fact_check=np.array([own[n].is_fact_check for n in names], dtype=bool),
-            input_clarity=np.array([v.input_clarity for v in mine]),
-            coherence=np.array([v.coherence for v in mine]),
-            requires_fact_check=np.array([v.requires_fact_check for v in mine], dtype=bool),
-            bonus=np.array([bonus.get((task_type_id, v.model), 0.0) for v in mine]),
-        )
+        if task_types[task_type_id].scorer != scorers.DEFAULT:
+            scores[rows] = [v.score for v in mine]
+        else:
+            scores[rows] = scoring.scores_many(
+                reported=reported,
+                passed=passed,
+                weights=np.array([own[n].weight for n in names]),
+                is_fact_check=np.array([own[n].is_fact_check for n in names], dtype=bool),
+                input_clarity=np.array([v.input_clarity for v in mine]),
+                coherence=np.array([v.coherence for v in mine]),
+                requires_fact_check=np.array([v.requires_fact_check for v in mine], dtype=bool),
+                bonus=np.array([bonus.get((task_type_id, v.model), 0.0) for v in mine]),
+            )
         by_task_type[task_type_id] = TaskTypeEvidence(
             validator_names=names,
             failed=reported & ~passed,

@@ -53,6 +53,21 @@ def test_judged_outputs_are_rescored_with_todays_weights(gateway, user_in):
     assert found.scores[position] != pytest.approx(o.score)  # stored with weight 1
 
 
+def test_a_task_type_with_another_scorer_keeps_its_stored_scores(gateway, user_in):
+    reviewer = user_in("reviewer")
+    outputs = held_and_decided(gateway, reviewer, facts=False)
+    task_type = TaskType.objects.get(name="t")
+    # The weights change, but this task type's scorer does not read them.
+    TaskType.objects.filter(pk=task_type.pk).update(scorer="interval")
+    Validator.objects.filter(task_type=task_type, name="facts").update(weight=3.0)
+
+    found = evidence.judged_evidence(since=NOW - timedelta(days=30), until=NOW)
+
+    for o in outputs:
+        position = list(found.output_ids).index(o.pk)
+        assert found.scores[position] == o.score
+
+
 def test_a_style_only_modify_counts_as_an_approve(gateway, user_in):
     reviewer = user_in("reviewer")
     plain = ingest(gateway, 20, at=NOW - timedelta(days=2))
