@@ -18,10 +18,25 @@ The load comes from a separate process (C client threads, one keep-alive
 with the server. On a small machine it still shares the CPUs: the figures are those of
 client and server together, which is another reason to read the ratio, not the absolutes.
 
+Shadow scoring (``shadow_scoring`` in the output): every output is scored by its task
+type's scorer and, in shadow, by every other scorer whose inputs it carries. The plain
+payloads above carry no evidence or provenance, so for them shadow scoring does nothing.
+The shadow phases send agent payloads instead (``_agent_variants``: the simulator's agent
+task types, each output with evidence and provenance, so that all four scorers apply) on
+the single and batch paths, to two servers started side by side on the same database: one
+with ``SHADOW_SCORING=true``, one with ``SHADOW_SCORING=false``. The phases alternate
+between them, round by round in reversed order (on, off; off, on; on, off; ...), and the
+figure is the ratio of the medians, on over off, measured back to back in one run so that
+the machine's noise mostly cancels. Afterwards the database is checked: every output
+stored with shadow scoring on carries the three shadow scores, every other one none. The
+same agent payloads are also scored in this process, without a server, to say what each
+scorer costs per output (``shadow_scoring.in_process``).
+
 Output: one JSON object on stdout; progress goes to stderr. This is a benchmark, run by
 hand (``make bench``), never a timed test.
 
     .venv/bin/python -m bench.ingest [--workers 4] [--clients 8] [--duration 10]
+                                     [--shadow-rounds 3]
 """
 
 from __future__ import annotations
@@ -32,12 +47,14 @@ import http.client
 import json
 import multiprocessing
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +73,7 @@ from bench.harness import (
     stop_gunicorn,
     wait_healthy,
 )
+from learning.simulation import agents
 
 DEFAULT_DB = "gatehouse_bench"
 
@@ -105,8 +123,97 @@ def _item_variants(seed: int, count: int = 64) -> list[str]:
     return variants
 
 
+# The simulator's agent task types (learning.simulation.agents), each with the investigation
+# patterns it draws from: corroborated, tokenised and broad searches, names that do not
+# exist, builds and tests, git and gh, and claims fresh, stale or contradicted.
+AGENT_TASK_TYPES = {
+    "code_locate": agents.CODE_LOCATE,
+    "code_explain": agents.CODE_EXPLAIN,
+    "ci_status": agents.CI_STATUS,
+    "claim_check": agents.CLAIM_CHECK,
+}
+AGENT_PATTERNS = tuple(
+    (name, pattern) for name, profile in AGENT_TASK_TYPES.items() for pattern, _ in profile.patterns
+)
+SHADOW_TARGET = 0.9
+MAX_SOURCES = 4
+MAX_BODY_BYTES = 2 * 1024 * 1024  # the default of the MAX_REQUEST_BODY_BYTES setting
+
+
+def _agent_fields(
+    rng: random.Random, task_type: str, pattern: agents.Pattern, at: datetime
+) -> dict[str, Any]:
+    """One agent output's input, output, evidence and provenance. The simulator gives
+    provenance only to claims; here every output carries both, so that all four scorers
+    apply: an investigation without a claim of its own gets one of the claim patterns'."""
+    profile = AGENT_TASK_TYPES[task_type]
+    draws = [rng.random() for _ in range(agents.DRAWS)]
+    fields = agents.agent_output(pattern, profile, draws, at)
+    if "provenance" not in fields:
+        claim = rng.choice([p for p, _ in agents.CLAIM_CHECK.patterns])
+        claim_draws = [rng.random() for _ in range(agents.DRAWS)]
+        fields["provenance"] = agents.agent_output(claim, agents.CLAIM_CHECK, claim_draws, at)[
+            "provenance"
+        ]
+    sources = fields["provenance"]["sources"]
+    if rng.random() < 0.3:  # 1 to 3 sources from the simulator; some get up to 4
+        while len(sources) < MAX_SOURCES:
+            sources.append(
+                {
+                    "source_type": agents.SOURCE_TYPES[len(sources) % len(agents.SOURCE_TYPES)],
+                    "confidence": round(rng.uniform(0.5, 0.95), 2),
+                    "source": f"notes/{task_type}-{len(sources)}.md",
+                }
+            )
+    return fields
+
+
+def _agent_variants(seed: int, count: int = 64, at: datetime | None = None) -> list[str]:
+    """Like ``_item_variants``, for agent task types: every item carries evidence (one of
+    the simulator's investigation patterns, each in turn) and provenance (1 to 4 sources,
+    some past their staleness, some with supporting or contradicting claims)."""
+    rng = random.Random(seed)
+    at = at or datetime.now(UTC)
+    variants = []
+    for i in range(count):
+        task_type, pattern = AGENT_PATTERNS[i % len(AGENT_PATTERNS)]
+        fields = _agent_fields(rng, task_type, pattern, at)
+        validators = [
+            {"name": name, "passed": rng.random() < 0.85} for name in ("facts", "schema", "length")
+        ]
+        body = {
+            "task_type": task_type,
+            "model": rng.choice(MODELS),
+            "tier": rng.choice(TIERS),
+            "input": fields["input"],
+            "output": fields["output"],
+            "validators": validators,
+            "input_clarity": round(rng.uniform(0.55, 0.95), 2),
+            "coherence": round(rng.uniform(0.7, 0.98), 2),
+            "requires_fact_check": task_type == "claim_check",
+            "evidence": fields["evidence"],
+            "provenance": fields["provenance"],
+            "metadata": {"request_id": f"r-{rng.randrange(10**9)}", "region": "eu"},
+        }
+        variants.append(json.dumps(body, separators=(",", ":"))[1:])
+    return variants
+
+
+def _variants(spec: PhaseSpec, index: int) -> list[str]:
+    if spec.payload == "agent":
+        # The same payloads whichever server is asked (but for the moment they are made
+        # at, which staleness is measured from), so that on and off compare alike.
+        return _agent_variants(seed=index * 7919)
+    return _item_variants(seed=index * 7919 + len(spec.tag))
+
+
 def _item(external_id: str, variant: str) -> str:
     return '{"external_id":"' + external_id + '",' + variant
+
+
+def _batch_body(tag: str, variants: list[str], size: int) -> bytes:
+    items = ",".join(_item(f"{tag}-{i}", variants[i % len(variants)]) for i in range(size))
+    return ('{"outputs":[' + items + "]}").encode()
 
 
 # --------------------------------------------------------------------------- load client
@@ -122,6 +229,7 @@ class PhaseSpec:
     duration_s: float
     items_per_request: int = 0  # 0: no body (GET); 1: one output; N: a batch of N
     tag: str = ""  # makes external_ids unique across phases and warm-ups
+    payload: str = "plain"  # "plain": validators only; "agent": with evidence and provenance
 
 
 @dataclass
@@ -134,7 +242,7 @@ class ClientResult:
 def _client_thread(
     spec: PhaseSpec, port: int, token: str, index: int, deadline: float, out: ClientResult
 ) -> None:
-    variants = _item_variants(seed=index * 7919 + len(spec.tag))
+    variants = _variants(spec, index)
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
     if spec.items_per_request:
         headers["Content-Type"] = "application/json"
@@ -145,12 +253,7 @@ def _client_thread(
         if spec.items_per_request == 1:
             body = _item(f"{spec.tag}-{index}-{seq}", variants[seq % len(variants)]).encode()
         elif spec.items_per_request > 1:
-            base = f"{spec.tag}-{index}-{seq}"
-            items = ",".join(
-                _item(f"{base}-{i}", variants[i % len(variants)])
-                for i in range(spec.items_per_request)
-            )
-            body = ('{"outputs":[' + items + "]}").encode()
+            body = _batch_body(f"{spec.tag}-{index}-{seq}", variants, spec.items_per_request)
         seq += 1
         started = time.perf_counter()
         try:
@@ -234,6 +337,102 @@ def _count_outputs(db_name: str) -> int:
         return conn.execute("SELECT count(*) FROM gating_output").fetchone()[0]
 
 
+SHADOWED = ("evidence_categories", "evidence_quality", "interval")
+
+
+def _shadow_stored(db_name: str) -> dict[str, Any]:
+    """Whether each server did what its setting says: the outputs of the shadow-on phases
+    (warm-ups included) carry all three shadow scores and the interval, those of the
+    shadow-off phases none."""
+    dsn = f"host=127.0.0.1 port=5432 user=postgres dbname={db_name}"
+    sql = """
+        SELECT count(*) FILTER (WHERE external_id LIKE '%%-shadow-on-%%'),
+               count(*) FILTER (WHERE external_id LIKE '%%-shadow-on-%%'
+                                AND shadow_scores ?& %(names)s
+                                AND interval_lower IS NOT NULL),
+               count(*) FILTER (WHERE external_id LIKE '%%-shadow-off-%%'),
+               count(*) FILTER (WHERE external_id LIKE '%%-shadow-off-%%'
+                                AND shadow_scores = '{}'::jsonb)
+        FROM gating_output
+    """
+    with psycopg.connect(dsn) as conn:
+        on, on_full, off, off_empty = conn.execute(sql, {"names": list(SHADOWED)}).fetchone()
+    return {
+        "on_outputs": on,
+        "on_with_all_shadow_scores": on_full,
+        "off_outputs": off,
+        "off_without_shadow_scores": off_empty,
+        "as_expected": on == on_full and off == off_empty and on > 0 and off > 0,
+    }
+
+
+# --------------------------------------------------------------------------- in process
+
+
+def _checked_agent_variants(clients: int) -> list[str]:
+    """Every client's agent variants, each validated as the API validates it."""
+    from gating.submissions import OutputSubmission
+
+    variants = [v for i in range(clients) for v in _agent_variants(seed=i * 7919)]
+    for n, variant in enumerate(variants):
+        submission = OutputSubmission.model_validate_json(_item(f"check-{n}", variant))
+        assert submission.evidence is not None and submission.provenance is not None
+    return variants
+
+
+def scoring_cost(variants: list[str], repeat: int = 15) -> dict[str, Any]:
+    """What scoring the agent payloads costs in this process, no server, in microseconds
+    per output (the fastest of ``repeat`` passes over all of them): the gate as ingest
+    calls it with and without shadow scoring, each scorer alone, and, for scale, the
+    payload's pydantic validation."""
+    from gating import scorers
+    from gating.scoring import GatePolicy, PairHistory, ValidatorOutcome
+    from gating.submissions import OutputSubmission
+
+    now = datetime.now(UTC)
+    bodies = [_item(f"cost-{n}", v) for n, v in enumerate(variants)]
+    submissions = [OutputSubmission.model_validate_json(b) for b in bodies]
+    inputs = [
+        scorers.ScorerInput(
+            validators=tuple(ValidatorOutcome(v.name, v.passed) for v in s.validators),
+            input_clarity=s.input_clarity,
+            coherence=s.coherence,
+            requires_fact_check=s.requires_fact_check,
+            pair=PairHistory(),
+            policy=GatePolicy(),
+            now=now,
+            evidence=s.evidence,
+            provenance=s.provenance,
+        )
+        for s in submissions
+    ]
+    primary = scorers.REGISTRY[scorers.DEFAULT]
+    assert all(s.applies(x) for s in scorers.REGISTRY.values() for x in inputs)
+    assert all(len(scorers.score_and_gate(primary, x).shadow) == len(SHADOWED) for x in inputs)
+
+    def each(fn):
+        return lambda: [fn(x) for x in inputs]
+
+    runs = {
+        "validate_json": lambda: [OutputSubmission.model_validate_json(b) for b in bodies],
+        "gate_shadow_off": each(lambda x: scorers.score_and_gate(primary, x, shadow=False)),
+        "gate_shadow_on": each(lambda x: scorers.score_and_gate(primary, x, shadow=True)),
+        **{f"score_{name}": each(s.score) for name, s in scorers.REGISTRY.items()},
+    }
+    cost: dict[str, Any] = {"outputs": len(inputs), "repeat": repeat}
+    for name, run in runs.items():
+        best = min(_timed(run) for _ in range(repeat))
+        cost[f"{name}_us"] = round(best / len(inputs) * 1e6, 1)
+    cost["shadow_us"] = round(cost["gate_shadow_on_us"] - cost["gate_shadow_off_us"], 1)
+    return cost
+
+
+def _timed(run) -> float:
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -250,6 +449,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--batch-clients", type=int, default=2, help="client threads, batch phase")
     p.add_argument("--duration", type=float, default=10.0, help="seconds measured per phase")
     p.add_argument("--warmup", type=float, default=2.0, help="seconds of warm-up per phase")
+    p.add_argument(
+        "--shadow-rounds",
+        type=int,
+        default=3,
+        help="rounds of the shadow phases, each single and batch with shadow scoring on and "
+        "off (default 3; 0 skips them)",
+    )
     p.add_argument("--port", type=int, default=0, help="port for gunicorn (default: a free one)")
     p.add_argument(
         "--db-name", default=DEFAULT_DB, help=f"database to create (default {DEFAULT_DB})"
@@ -258,45 +464,137 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def _batch_spec(name: str, args: argparse.Namespace, **extra: Any) -> PhaseSpec:
+    return PhaseSpec(
+        name,
+        "POST",
+        "/api/v1/outputs/batch/",
+        201,
+        args.batch_clients,
+        args.duration,
+        BATCH_SIZE,
+        **extra,
+    )
+
+
+def _single_spec(name: str, args: argparse.Namespace, **extra: Any) -> PhaseSpec:
+    return PhaseSpec(name, "POST", "/api/v1/outputs/", 201, args.clients, args.duration, 1, **extra)
+
+
+def shadow_phases(rounds: int, args: argparse.Namespace) -> list[tuple[str, str, PhaseSpec]]:
+    """(path, "on" or "off", spec) in the order they run: within a round, each path with
+    shadow scoring on and off back to back; every other round starts with off, so that a
+    drift of the machine over the run weighs on both sides alike."""
+    phases = []
+    for r in range(rounds):
+        modes = ("on", "off") if r % 2 == 0 else ("off", "on")
+        for path, make in (("single", _single_spec), ("batch", _batch_spec)):
+            for mode in modes:
+                name = f"{path}-shadow-{mode}-r{r + 1}"
+                phases.append((path, mode, make(name, args, payload="agent")))
+    return phases
+
+
+def summarise_shadow(runs: list[tuple[str, str, dict[str, Any]]]) -> dict[str, Any]:
+    """Medians of each path with shadow scoring on and off, their ratio on over off (the
+    figure the target is about), and each round's own ratio with their median."""
+    summary: dict[str, Any] = {}
+    met: dict[str, bool] = {}
+    for path in ("single", "batch"):
+        sides: dict[str, Any] = {}
+        for mode in ("on", "off"):
+            results = [r for p, m, r in runs if p == path and m == mode]
+            sides[mode] = {
+                "requests_per_second": round(
+                    statistics.median(r["throughput_rps"] for r in results), 2
+                ),
+                "outputs_per_second": round(
+                    statistics.median(r["outputs_per_second"] for r in results), 1
+                ),
+                "runs_outputs_per_second": [r["outputs_per_second"] for r in results],
+                "errors": sum(r["errors"] for r in results),
+            }
+        on, off = sides["on"]["outputs_per_second"], sides["off"]["outputs_per_second"]
+        ratio = round(on / off, 3) if off else 0.0
+        summary[path] = sides
+        summary[f"{path}_on_over_off"] = ratio
+        summary[f"{path}_round_ratios"] = [
+            round(a / b, 3) if b else 0.0
+            for a, b in zip(
+                sides["on"]["runs_outputs_per_second"],
+                sides["off"]["runs_outputs_per_second"],
+                strict=True,
+            )
+        ]
+        summary[f"{path}_median_round_ratio"] = round(
+            statistics.median(summary[f"{path}_round_ratios"]), 3
+        )
+        met[path] = ratio >= SHADOW_TARGET
+    summary["target"] = SHADOW_TARGET
+    summary["met"] = met
+    return summary
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     port = args.port or free_port()
-    env = app_env(args.db_name)
+    # One server runs the plain phases. The shadow phases get two fresh ones, started
+    # together and alike but for the setting.
+    env = {**app_env(args.db_name), "SHADOW_SCORING": "true"}
+    shadow_envs = {"on": env, "off": {**env, "SHADOW_SCORING": "false"}}
     run_tag = f"b{int(time.time())}"
+
+    agent_variants: list[str] = []
+    cost: dict[str, Any] = {}
+    if args.shadow_rounds > 0:
+        agent_variants = _checked_agent_variants(max(args.clients, args.batch_clients))
+        body = _batch_body("x" * 40, _agent_variants(seed=0), BATCH_SIZE)
+        log(
+            f"{len(agent_variants)} agent payloads validate; a batch of {BATCH_SIZE} is "
+            f"{len(body) / 2**20:.2f} MiB"
+        )
+        if len(body) > MAX_BODY_BYTES:
+            raise SystemExit(f"an agent batch of {len(body)} bytes exceeds {MAX_BODY_BYTES}")
+        log("scoring the agent payloads in process")
+        cost = scoring_cost(agent_variants)
+        log(
+            f"in process: gate {cost['gate_shadow_off_us']} us per output without shadow "
+            f"scoring, {cost['gate_shadow_on_us']} us with it"
+        )
 
     log(f"creating database {args.db_name}")
     pg_version = recreate_database(args.db_name)
     machine = machine_facts(pg_version)
-    proc: subprocess.Popen | None = None
-    log_file = Path(tempfile.mkstemp(prefix="gatehouse-bench-gunicorn-", suffix=".log")[1])
+    procs: list[subprocess.Popen] = []
+    log_files = [
+        Path(tempfile.mkstemp(prefix=f"gatehouse-bench-gunicorn-{which}-", suffix=".log")[1])
+        for which in ("plain", "on", "off")
+    ]
+    shadow_runs: list[tuple[str, str, dict[str, Any]]] = []
+    shadow_results: dict[str, dict[str, Any]] = {}
+    shadow_stored: dict[str, Any] = {}
     try:
         log("migrating")
         manage(env, "migrate", "--noinput", "-v", "0")
         manage(env, "create_user", "benchgw", "--role", "gateway")
         token = manage(env, "create_api_token", "benchgw").strip()
 
-        proc = start_gunicorn(env, port, args.workers, args.threads, log_file, log=log)
-        wait_healthy(proc, port)
+        procs.append(start_gunicorn(env, port, args.workers, args.threads, log_files[0], log=log))
+        wait_healthy(procs[0], port)
         log(f"gunicorn answering on port {port}")
 
         phases = [
             PhaseSpec("trivial", "GET", "/api/v1/ping/", 200, args.clients, args.duration),
-            PhaseSpec("single", "POST", "/api/v1/outputs/", 201, args.clients, args.duration, 1),
-            PhaseSpec(
-                "batch",
-                "POST",
-                "/api/v1/outputs/batch/",
-                201,
-                args.batch_clients,
-                args.duration,
-                BATCH_SIZE,
-            ),
+            _single_spec("single", args),
+            _batch_spec("batch", args),
         ]
         results: dict[str, dict[str, Any]] = {}
         expected_rows = 0
         spawn = multiprocessing.get_context("spawn")
         with concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=spawn) as client:
-            for spec in phases:
+
+            def measure(spec: PhaseSpec, on_port: int) -> dict[str, Any]:
+                nonlocal expected_rows
                 if args.warmup > 0:
                     warm = PhaseSpec(
                         **{
@@ -306,34 +604,70 @@ def main(argv: list[str] | None = None) -> int:
                         }
                     )
                     log(f"{spec.name}: warm-up {args.warmup:g} s")
-                    warm_result = client.submit(run_phase, warm, port, token).result()
+                    warm_result = client.submit(run_phase, warm, on_port, token).result()
                     expected_rows += warm_result.get("outputs_stored", 0)
                 measured = PhaseSpec(**{**asdict(spec), "tag": f"{run_tag}-{spec.name}"})
                 log(f"{spec.name}: {spec.clients} clients for {args.duration:g} s")
-                result = client.submit(run_phase, measured, port, token).result()
+                result = client.submit(run_phase, measured, on_port, token).result()
                 expected_rows += result.get("outputs_stored", 0)
-                results[spec.name] = result
                 log(
-                    f"{spec.name}: {result['throughput_rps']} req/s, p50 {result['p50_ms']} ms, "
-                    f"p99 {result['p99_ms']} ms, errors {result['errors']}"
+                    f"{spec.name}: {result['throughput_rps']} req/s, "
+                    f"{result.get('outputs_per_second', '-')} outputs/s, "
+                    f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, "
+                    f"errors {result['errors']}"
                 )
+                return result
+
+            for spec in phases:
+                results[spec.name] = measure(spec, port)
+
+            if args.shadow_rounds > 0:
+                log("stopping gunicorn")
+                stop_gunicorn(procs[0], log=log)
+                ports = {"on": free_port(), "off": free_port()}
+                while ports["off"] == ports["on"]:
+                    ports["off"] = free_port()
+                for mode, log_file in zip(("on", "off"), log_files[1:], strict=True):
+                    procs.append(
+                        start_gunicorn(
+                            shadow_envs[mode],
+                            ports[mode],
+                            args.workers,
+                            args.threads,
+                            log_file,
+                            log=log,
+                        )
+                    )
+                for mode, proc in zip(("on", "off"), procs[1:], strict=True):
+                    wait_healthy(proc, ports[mode])
+                    setting = shadow_envs[mode]["SHADOW_SCORING"]
+                    log(f"gunicorn with SHADOW_SCORING={setting} answering on port {ports[mode]}")
+                for path, mode, spec in shadow_phases(args.shadow_rounds, args):
+                    result = measure(spec, ports[mode])
+                    shadow_runs.append((path, mode, result))
+                    shadow_results[spec.name] = result
         stored_rows = _count_outputs(args.db_name)
+        if shadow_runs:
+            shadow_stored = _shadow_stored(args.db_name)
     except BaseException:
-        if log_file.exists():
-            sys.stderr.write(log_file.read_text()[-4000:])
+        for log_file in log_files:
+            if log_file.exists():
+                sys.stderr.write(log_file.read_text()[-4000:])
         raise
     finally:
-        if proc is not None:
-            log("stopping gunicorn")
-            stop_gunicorn(proc, log=log)
+        for proc in procs:
+            if proc.poll() is None:
+                log("stopping gunicorn")
+                stop_gunicorn(proc, log=log)
         if args.keep_db:
             log(f"keeping database {args.db_name}")
         else:
             log(f"dropping database {args.db_name}")
             drop_database(args.db_name)
 
-    gunicorn_log = log_file.read_text()
-    log_file.unlink()
+    gunicorn_log = "".join(log_file.read_text() for log_file in log_files)
+    for log_file in log_files:
+        log_file.unlink()
     trivial = results["trivial"]["throughput_rps"]
     single = results["single"]["throughput_rps"]
     ratio = round(single / trivial, 3) if trivial else 0.0
@@ -350,6 +684,7 @@ def main(argv: list[str] | None = None) -> int:
             "batch_size": BATCH_SIZE,
             "duration_s": args.duration,
             "warmup_s": args.warmup,
+            "shadow_rounds": args.shadow_rounds,
         },
         "phases": results,
         "outputs_in_db": stored_rows,
@@ -365,6 +700,19 @@ def main(argv: list[str] | None = None) -> int:
             "batch_outputs_per_second": batch_ops >= TARGETS["batch_outputs_per_second"],
         },
     }
+    if shadow_runs:
+        report["shadow_scoring"] = {
+            "payload": (
+                f"agent: {len(AGENT_PATTERNS)} investigation patterns of "
+                f"{len(AGENT_TASK_TYPES)} agent task types, each output with evidence and "
+                "provenance, so that all four scorers apply"
+            ),
+            **summarise_shadow(shadow_runs),
+            "stored": shadow_stored,
+            "in_process": cost,
+            "order": list(shadow_results),
+            "phases": shadow_results,
+        }
     json.dump(report, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0
