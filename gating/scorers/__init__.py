@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from gating import scoring
 from gating.scorers import evidence_categories, evidence_quality, interval, validators
-from gating.scorers.base import Scored, Scorer, ScorerInput
+from gating.scorers.base import Rating, Scored, Scorer, ScorerInput
 
 DEFAULT = validators.SCORER.name
 
@@ -24,6 +24,9 @@ REGISTRY: dict[str, Scorer] = {
         interval.SCORER,
     )
 }
+
+
+_SCORERS = tuple(REGISTRY.values())
 
 
 class UnknownScorer(KeyError):
@@ -83,12 +86,12 @@ def score_and_gate(primary: Scorer, output: ScorerInput, *, shadow: bool = True)
         result.reasons.insert(0, fallback)
     shadows: dict[str, dict] = {}
     if shadow:
-        for scorer in REGISTRY.values():
+        for scorer in _SCORERS:
             if scorer is primary or not scorer.applies(output):
                 continue
-            scored = scorer.score(output)
-            shadows[scorer.name] = _shadow_record(scorer, scored)
-            interval = interval or scored.interval
+            rating = scorer.rate(output)
+            shadows[scorer.name] = _shadow_record(scorer, rating)
+            interval = interval or rating.interval
     return Scoring(result=result, interval=interval, shadow=shadows)
 
 
@@ -115,13 +118,23 @@ def _gated(scorer: Scorer, scored: Scored, output: ScorerInput) -> scoring.GateR
     )
 
 
-def _shadow_record(scorer: Scorer, scored: Scored) -> dict:
-    record: dict = {"version": scorer.version, "score": round(scored.score, 4)}
-    if scored.level is not None:
-        record["level"] = scored.level
-    if scored.interval is not None:
-        record["interval"] = [round(bound, 4) for bound in scored.interval]
+def _shadow_record(scorer: Scorer, rating: Rating) -> dict:
+    record: dict = {"version": scorer.version, "score": round(rating.score, 4)}
+    if rating.level is not None:
+        record["level"] = rating.level
+    if rating.interval is not None:
+        lower, upper = rating.interval
+        record["interval"] = [round(lower, 4), round(upper, 4)]
     return record
 
 
-__all__ = ["DEFAULT", "REGISTRY", "Scored", "Scorer", "ScorerInput", "UnknownScorer", "get"]
+__all__ = [
+    "DEFAULT",
+    "REGISTRY",
+    "Rating",
+    "Scored",
+    "Scorer",
+    "ScorerInput",
+    "UnknownScorer",
+    "get",
+]

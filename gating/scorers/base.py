@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from gating.scoring import Decision, GatePolicy, Impact, PairHistory, ValidatorOutcome
 
@@ -54,6 +54,14 @@ class Scored:
     decision: Decision | None = None
 
 
+class Rating(NamedTuple):
+    """A score without its reasons: what shadow scoring keeps of a scorer's answer."""
+
+    score: float
+    level: str | None = None
+    interval: tuple[float, float] | None = None
+
+
 class Scorer(Protocol):
     """A named, versioned scoring model."""
 
@@ -68,3 +76,8 @@ class Scorer(Protocol):
 
     def score(self, output: ScorerInput) -> Scored:
         """Score one output; only called when ``applies`` is true."""
+
+    def rate(self, output: ScorerInput) -> Rating:
+        """``score``'s score, level and interval alone, without the words that explain
+        them: shadow scoring runs on every output, and the words cost more than the
+        arithmetic. Only called when ``applies`` is true."""

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from gating.scorers.base import Scored, ScorerInput
+from gating.scorers.base import Rating, Scored, ScorerInput
 from gating.scoring import Impact
 from gating.submissions import SEARCH_TOOLS, EvidenceEntryIn, Outcome, Tool
 
@@ -338,17 +338,13 @@ class EvidenceCategoriesScorer:
     def applies(self, output: ScorerInput) -> bool:
         return output.evidence is not None and bool(output.evidence.entries)
 
+    def rate(self, output: ScorerInput) -> Rating:
+        return Rating(10.0 * _best_evaluation(output.evidence.entries)[0].result)
+
     def score(self, output: ScorerInput) -> Scored:
         assert output.evidence is not None
         entries = output.evidence.entries
-        evaluation = _evaluate(entries, with_recovery=True)
-        recovery_left_out = False
-        # Recovery never lowers the score: a recovery call can only raise its category, but
-        # one that adds a category scoring below the rest would pull the average down.
-        if evaluation.recovery_added_category:
-            without = _evaluate(entries, with_recovery=False)
-            if without.result > evaluation.result:
-                evaluation, recovery_left_out = without, True
+        evaluation, recovery_left_out = _best_evaluation(entries)
         errored = sum(1 for entry in entries if entry.error)
         term = (
             _display_term(entries, evaluation.converged_term) if evaluation.converged_term else ""
@@ -359,6 +355,19 @@ class EvidenceCategoriesScorer:
             explanation=_explanation(evaluation, term, errored, recovery_left_out),
             inputs=_inputs(evaluation, term, errored, recovery_left_out),
         )
+
+
+def _best_evaluation(entries: Sequence[EvidenceEntryIn]) -> tuple[_Evaluation, bool]:
+    """The evaluation that scores, and whether recovery calls were left out of it.
+
+    Recovery never lowers the score: a recovery call can only raise its category, but one
+    that adds a category scoring below the rest would pull the average down."""
+    evaluation = _evaluate(entries, with_recovery=True)
+    if evaluation.recovery_added_category:
+        without = _evaluate(entries, with_recovery=False)
+        if without.result > evaluation.result:
+            return without, True
+    return evaluation, False
 
 
 def _explanation(

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 
-from gating.scorers.base import Scored, ScorerInput
+from gating.scorers.base import Rating, Scored, ScorerInput
 from gating.scoring import Decision, Impact
 from gating.submissions import (
     SEARCH_TOOLS,
@@ -558,6 +558,13 @@ class EvidenceQualityScorer:
         # level would be Complete from no evidence at all: this scorer has nothing to say.
         evidence = output.evidence
         return evidence is not None and evidence.intent not in (None, Intent.CHAT)
+
+    def rate(self, output: ScorerInput) -> Rating:
+        evidence = output.evidence
+        requirements = requirements_for(evidence.intent)
+        rated = class_ratings(evidence.entries, evidence.intent)
+        level = confidence_level(requirements, {c: r.quality for c, r in rated.items()})
+        return Rating(LEVEL_SCORES[level], LEVEL_LABELS[level].lower())
 
     def score(self, output: ScorerInput) -> Scored:
         if not self.applies(output):

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from gating.scorers.base import Scored, ScorerInput
+from gating.scorers.base import Rating, Scored, ScorerInput
 from gating.scoring import Impact
 from gating.submissions import ClaimIn, ProvenanceIn, RelatedClaimIn, Tier
 
@@ -320,6 +320,10 @@ class IntervalScorer:
 
     def applies(self, output: ScorerInput) -> bool:
         return output.provenance is not None
+
+    def rate(self, output: ScorerInput) -> Rating:
+        terms = confidence_interval(output.provenance, output.now)
+        return Rating(10 * terms.lower, None, (10 * terms.lower, 10 * terms.upper))
 
     def score(self, output: ScorerInput) -> Scored:
         provenance = output.provenance

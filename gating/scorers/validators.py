@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gating import scoring
-from gating.scorers.base import Scored, ScorerInput
+from gating.scorers.base import Rating, Scored, ScorerInput
 
 
 def gate_result(output: ScorerInput) -> scoring.GateResult:
@@ -43,6 +43,9 @@ class ValidatorsScorer:
                 "hallucination_penalty": result.hallucination_penalty,
             },
         )
+
+    def rate(self, output: ScorerInput) -> Rating:
+        return Rating(gate_result(output).score)
 
 
 SCORER = ValidatorsScorer()
