@@ -20,15 +20,17 @@ client and server together, which is another reason to read the ratio, not the a
 
 Shadow scoring (``shadow_scoring`` in the output): every output is scored by its task
 type's scorer and, in shadow, by every other scorer whose inputs it carries. The plain
-payloads above carry no evidence or provenance, so for them shadow scoring does nothing.
-The shadow phases send agent payloads instead (``_agent_variants``: the simulator's agent
-task types, each output with evidence and provenance, so that all four scorers apply) on
-the single and batch paths, to two servers started side by side on the same database: one
+payloads above carry no evidence or provenance, so for them shadow scoring only checks that
+every other scorer has nothing to read. The shadow phases send those plain payloads, and
+agent payloads (``_agent_variants``: the simulator's agent task types, each output with
+evidence and provenance, so that all four scorers apply: the most shadow scoring can cost),
+on the single and batch paths, to two servers started side by side on the same database: one
 with ``SHADOW_SCORING=true``, one with ``SHADOW_SCORING=false``. The phases alternate
 between them, round by round in reversed order (on, off; off, on; on, off; ...), and the
 figure is the ratio of the medians, on over off, measured back to back in one run so that
 the machine's noise mostly cancels. Afterwards the database is checked: every output
-stored with shadow scoring on carries the three shadow scores, every other one none. The
+of an agent payload stored with shadow scoring on carries the three shadow scores, every
+other one none. The
 same agent payloads are also scored in this process, without a server, to say what each
 scorer costs per output (``shadow_scoring.in_process``).
 
@@ -341,27 +343,30 @@ SHADOWED = ("evidence_categories", "evidence_quality", "interval")
 
 
 def _shadow_stored(db_name: str) -> dict[str, Any]:
-    """Whether each server did what its setting says: the outputs of the shadow-on phases
-    (warm-ups included) carry all three shadow scores and the interval, those of the
-    shadow-off phases none."""
+    """Whether each server did what its setting says: the agent outputs of the shadow-on
+    phases (warm-ups included) carry all three shadow scores and the interval; every other
+    output of the shadow phases (shadow scoring off, or a plain payload with nothing for
+    another scorer to read) none."""
     dsn = f"host=127.0.0.1 port=5432 user=postgres dbname={db_name}"
     sql = """
-        SELECT count(*) FILTER (WHERE external_id LIKE '%%-shadow-on-%%'),
-               count(*) FILTER (WHERE external_id LIKE '%%-shadow-on-%%'
+        SELECT count(*) FILTER (WHERE external_id LIKE '%%agent-%%-shadow-on-%%'),
+               count(*) FILTER (WHERE external_id LIKE '%%agent-%%-shadow-on-%%'
                                 AND shadow_scores ?& %(names)s
                                 AND interval_lower IS NOT NULL),
-               count(*) FILTER (WHERE external_id LIKE '%%-shadow-off-%%'),
-               count(*) FILTER (WHERE external_id LIKE '%%-shadow-off-%%'
+               count(*) FILTER (WHERE external_id LIKE '%%-shadow-%%'
+                                AND external_id NOT LIKE '%%agent-%%-shadow-on-%%'),
+               count(*) FILTER (WHERE external_id LIKE '%%-shadow-%%'
+                                AND external_id NOT LIKE '%%agent-%%-shadow-on-%%'
                                 AND shadow_scores = '{}'::jsonb)
         FROM gating_output
     """
     with psycopg.connect(dsn) as conn:
         on, on_full, off, off_empty = conn.execute(sql, {"names": list(SHADOWED)}).fetchone()
     return {
-        "on_outputs": on,
-        "on_with_all_shadow_scores": on_full,
-        "off_outputs": off,
-        "off_without_shadow_scores": off_empty,
+        "agent_on_outputs": on,
+        "agent_on_with_all_shadow_scores": on_full,
+        "other_outputs": off,
+        "other_without_shadow_scores": off_empty,
         "as_expected": on == on_full and off == off_empty and on > 0 and off > 0,
     }
 
@@ -456,6 +461,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="rounds of the shadow phases, each single and batch with shadow scoring on and "
         "off (default 3; 0 skips them)",
     )
+    p.add_argument(
+        "--shadow-payloads",
+        type=lambda text: tuple(text.split(",")),
+        default=SHADOW_PAYLOADS,
+        help="payloads of the shadow phases, comma-separated: agent (evidence and provenance, "
+        "every scorer applies), plain (neither); default agent,plain",
+    )
     p.add_argument("--port", type=int, default=0, help="port for gunicorn (default: a free one)")
     p.add_argument(
         "--db-name", default=DEFAULT_DB, help=f"database to create (default {DEFAULT_DB})"
@@ -481,23 +493,39 @@ def _single_spec(name: str, args: argparse.Namespace, **extra: Any) -> PhaseSpec
     return PhaseSpec(name, "POST", "/api/v1/outputs/", 201, args.clients, args.duration, 1, **extra)
 
 
-def shadow_phases(rounds: int, args: argparse.Namespace) -> list[tuple[str, str, PhaseSpec]]:
-    """(path, "on" or "off", spec) in the order they run: within a round, each path with
-    shadow scoring on and off back to back; every other round starts with off, so that a
-    drift of the machine over the run weighs on both sides alike."""
+SHADOW_PAYLOADS = ("agent", "plain")
+
+
+def shadow_phases(rounds: int, args: argparse.Namespace) -> list[tuple[str, str, str, PhaseSpec]]:
+    """(payload, path, "on" or "off", spec) in the order they run: within a round, each
+    payload and path with shadow scoring on and off back to back; every other round starts
+    with off, so that a drift of the machine over the run weighs on both sides alike.
+
+    Agent payloads carry evidence and provenance, so every scorer applies: the most shadow
+    scoring can cost. Plain ones carry neither, as most traffic: every other scorer is
+    skipped."""
     phases = []
     for r in range(rounds):
         modes = ("on", "off") if r % 2 == 0 else ("off", "on")
-        for path, make in (("single", _single_spec), ("batch", _batch_spec)):
-            for mode in modes:
-                name = f"{path}-shadow-{mode}-r{r + 1}"
-                phases.append((path, mode, make(name, args, payload="agent")))
+        for payload in args.shadow_payloads:
+            for path, make in (("single", _single_spec), ("batch", _batch_spec)):
+                for mode in modes:
+                    name = f"{payload}-{path}-shadow-{mode}-r{r + 1}"
+                    phases.append((payload, path, mode, make(name, args, payload=payload)))
     return phases
 
 
-def summarise_shadow(runs: list[tuple[str, str, dict[str, Any]]]) -> dict[str, Any]:
-    """Medians of each path with shadow scoring on and off, their ratio on over off (the
-    figure the target is about), and each round's own ratio with their median."""
+def summarise_shadow(runs: list[tuple[str, str, str, dict[str, Any]]]) -> dict[str, Any]:
+    """Per payload, the medians of each path with shadow scoring on and off, their ratio on
+    over off (the figure the target is about), and each round's own ratio with their
+    median."""
+    return {
+        payload: _summarise_payload([(p, m, r) for k, p, m, r in runs if k == payload])
+        for payload in dict.fromkeys(k for k, *_ in runs)
+    }
+
+
+def _summarise_payload(runs: list[tuple[str, str, dict[str, Any]]]) -> dict[str, Any]:
     summary: dict[str, Any] = {}
     met: dict[str, bool] = {}
     for path in ("single", "batch"):
@@ -570,7 +598,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(tempfile.mkstemp(prefix=f"gatehouse-bench-gunicorn-{which}-", suffix=".log")[1])
         for which in ("plain", "on", "off")
     ]
-    shadow_runs: list[tuple[str, str, dict[str, Any]]] = []
+    shadow_runs: list[tuple[str, str, str, dict[str, Any]]] = []
     shadow_results: dict[str, dict[str, Any]] = {}
     shadow_stored: dict[str, Any] = {}
     try:
@@ -642,9 +670,9 @@ def main(argv: list[str] | None = None) -> int:
                     wait_healthy(proc, ports[mode])
                     setting = shadow_envs[mode]["SHADOW_SCORING"]
                     log(f"gunicorn with SHADOW_SCORING={setting} answering on port {ports[mode]}")
-                for path, mode, spec in shadow_phases(args.shadow_rounds, args):
+                for payload, path, mode, spec in shadow_phases(args.shadow_rounds, args):
                     result = measure(spec, ports[mode])
-                    shadow_runs.append((path, mode, result))
+                    shadow_runs.append((payload, path, mode, result))
                     shadow_results[spec.name] = result
         stored_rows = _count_outputs(args.db_name)
         if shadow_runs:
@@ -702,11 +730,12 @@ def main(argv: list[str] | None = None) -> int:
     }
     if shadow_runs:
         report["shadow_scoring"] = {
-            "payload": (
-                f"agent: {len(AGENT_PATTERNS)} investigation patterns of "
+            "payloads": {
+                "agent": f"{len(AGENT_PATTERNS)} investigation patterns of "
                 f"{len(AGENT_TASK_TYPES)} agent task types, each output with evidence and "
-                "provenance, so that all four scorers apply"
-            ),
+                "provenance, so that all four scorers apply",
+                "plain": "validators only, as the other phases: every other scorer is skipped",
+            },
             **summarise_shadow(shadow_runs),
             "stored": shadow_stored,
             "in_process": cost,
