@@ -215,6 +215,7 @@ def output(request, pk: int):
         "output": found,
         "metadata": _pretty_json(found.metadata) if found.metadata else "",
         "evidence": _pretty_json(found.evidence) if found.evidence is not None else "",
+        "provenance": _pretty_json(found.provenance) if found.provenance is not None else "",
         "items": items,
         "reviews": reviews,
         "events": [(e, _pretty_json(e.before), _pretty_json(e.after)) for e in events],

@@ -29,7 +29,9 @@ CHART_PAGES = {
     "drift": 5,
     "validators": 3,
     "reviewers": 2,
-    "calibration": 3,
+    # Reliability, scores by action, AUROC by model, and the scorers against the reviewers
+    # and against the truth (the demo is simulated).
+    "calibration": 5,
 }
 LEAD_PAGES = [
     *CHART_PAGES,
