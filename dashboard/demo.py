@@ -114,7 +114,15 @@ def demo_traffic_seed(
     names = {t.name for t in config.task_types}
     for name, scorer in DEMO_SCORERS.items():
         if name in names:
-            TaskType.objects.update_or_create(name=name, defaults={"scorer": scorer})
+            # Through the settings service, as an admin's choice is: audited, and the
+            # gate's cached settings cleared.
+            services.gate_settings_change(
+                task_type=TaskType.objects.get_or_create(name=name)[0],
+                changes={"scorer": scorer},
+                actor=None,
+                reason="The demo's choice of scorer for an agent task type (docs/scoring.md).",
+                source=services.EditSource.API,
+            )
     return run.simulation_run(
         config,
         reviews_per_hour=DEMO_REVIEWS_PER_HOUR,

@@ -316,7 +316,7 @@ def _auroc(f: DashboardFilter) -> list[dict]:
 def _scorer_auroc(f: DashboardFilter) -> list[dict]:
     """Per task type and scorer, the AUROC of the scorer's score against the reviewers'
     first decisions and, where the outputs were simulated, against the truth, with a 95%
-    Hanley-McNeil interval, on the same reviewed outputs."""
+    Hanley-McNeil interval, each on the reviewed outputs it scored."""
     rows = []
     for counts in selectors.scorer_counts(**_window(f)):
         if cell := _auroc_cell(counts["positive"], counts["negative"]):
@@ -467,7 +467,8 @@ METRICS: dict[str, Metric] = {
         "Per task type and scorer (the deciding one and those that scored in shadow), the "
         "AUROC of its score against the reviewers' first decisions (approved unchanged or "
         "not) and, for simulated outputs, against the truth (good or not), with a 95% "
-        "Hanley-McNeil interval, over the same n reviewed outputs: "
+        "Hanley-McNeil interval, over the n reviewed outputs that scorer scored (deciding "
+        "or in shadow: a scorer that reads evidence counts only outputs that carried it): "
         "[{task_type, scorer, against, auroc, low, high, n}].",
         _scorer_auroc,
     ),

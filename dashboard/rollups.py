@@ -81,6 +81,7 @@ from django.utils import timezone
 
 from dashboard.models import (
     DECISION_TIME_EDGES,
+    FIRST_REVIEW_KINDS,
     OUTPUT_BLOCK_SIZE,
     OUTPUT_BUCKET_WIDTH,
     OUTPUT_BUCKETS,
@@ -225,7 +226,7 @@ def _scorers_by_hour(since: datetime, until: datetime) -> list[QuerySet]:
     first_reviews = Review.objects.filter(
         decided_at__gte=since,
         decided_at__lt=until,
-        item__kind__in=(ReviewItem.Kind.REVIEW, ReviewItem.Kind.AUDIT),
+        item__kind__in=FIRST_REVIEW_KINDS,
         is_bulk=False,
     ).order_by()
     truth = Subquery(
@@ -233,25 +234,31 @@ def _scorers_by_hour(since: datetime, until: datetime) -> list[QuerySet]:
     )
     sources = []
     for name in scorers.names():
-        shadow_score = Cast(
-            KeyTextTransform("score", KeyTransform(name, "output__shadow_scores")),
-            FloatField(),
+        # One aggregate per scorer, so that a key (hour, task type, model, scorer, bucket,
+        # action, truth) comes out once even where this scorer decided some outputs of a
+        # task type and shadowed others (a fallback, or a change of scorer within the hour).
+        decided = Q(output__scorer__startswith=f"{name}-v")
+        score = Case(
+            When(decided, then=F("output__score")),
+            default=Cast(
+                KeyTextTransform("score", KeyTransform(name, "output__shadow_scores")),
+                FloatField(),
+            ),
+            output_field=FloatField(),
         )
-        for rows, score in (
-            (first_reviews.filter(output__scorer__startswith=f"{name}-v"), F("output__score")),
-            (first_reviews.filter(output__shadow_scores__has_key=name), shadow_score),
-        ):
-            sources.append(
-                rows.values(
-                    r_hour=_hour_of("decided_at"),
-                    r_task_type=F("output__task_type_id"),
-                    r_model=F("output__model"),
-                    r_scorer=Value(name),
-                    r_score_bucket=_bucket_of(score, REVIEW_BUCKET_WIDTH, REVIEW_BUCKETS),
-                    r_action=F("action"),
-                    r_truth=Coalesce(truth, Value("")),
-                ).annotate(r_reviews=Count("id"))
+        sources.append(
+            first_reviews.filter(decided | Q(output__shadow_scores__has_key=name))
+            .values(
+                r_hour=_hour_of("decided_at"),
+                r_task_type=F("output__task_type_id"),
+                r_model=F("output__model"),
+                r_scorer=Value(name),
+                r_score_bucket=_bucket_of(score, REVIEW_BUCKET_WIDTH, REVIEW_BUCKETS),
+                r_action=F("action"),
+                r_truth=Coalesce(truth, Value("")),
             )
+            .annotate(r_reviews=Count("id"))
+        )
     return sources
 
 

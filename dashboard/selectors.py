@@ -24,9 +24,11 @@ from django.db.models.functions import Trunc, TruncDate
 
 from dashboard.models import (
     DECISION_TIME_EDGES,
+    FIRST_REVIEW_KINDS,
     OUTPUT_BUCKET_WIDTH,
     QUEUE_AGE_EDGES_HOURS,
     REVIEW_BUCKET_WIDTH,
+    REVIEW_BUCKETS,
     OutputDayRollup,
     OutputRollup,
     QueueAgeSnapshot,
@@ -41,7 +43,7 @@ from dashboard.models import (
 from gating.models import ReviewItem, TaskType
 
 SCORE_MAX = 10.0
-_FIRST_KINDS = (ReviewItem.Kind.REVIEW, ReviewItem.Kind.AUDIT)
+_FIRST_KINDS = FIRST_REVIEW_KINDS
 _GRAINS = ("hour", "day")
 
 
@@ -384,7 +386,8 @@ def scorer_counts(
 ) -> list[dict]:
     """Per task type and scorer, reviewed outputs positive and negative per 0.1-wide bucket
     of that scorer's score, against the reviewers and against the truth (simulated outputs
-    only): [{task_type, scorer, against, positive: [100], negative: [100]}], for ``auroc``.
+    only): [{task_type, scorer, against, positive: [REVIEW_BUCKETS counts], negative: [...]}],
+    for ``auroc``.
     Every scorer is counted on the outputs it scored: the deciding one and those it shadowed.
     """
     cells: dict = {}
@@ -399,7 +402,9 @@ def scorer_counts(
             labels.append((AGAINST_TRUTH, row["truth"] == "good"))
         for against, positive in labels:
             key = (row["task_type__name"], row["scorer"], against)
-            counts = cells.setdefault(key, {"positive": [0] * 100, "negative": [0] * 100})
+            counts = cells.setdefault(
+                key, {"positive": [0] * REVIEW_BUCKETS, "negative": [0] * REVIEW_BUCKETS}
+            )
             counts["positive" if positive else "negative"][row["score_bucket"]] += row["reviews"]
     return [
         {"task_type": task_type, "scorer": scorer, "against": against, **counts}

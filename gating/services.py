@@ -76,7 +76,10 @@ class _TaskContext:
 
     @cached_property
     def scorer(self) -> scorers.Scorer:
-        return scorers.get(self.task_type.scorer)
+        # A name this code no longer knows (a scorer removed, a rollback) must not turn
+        # every ingest of the task type into an error: the default scores it instead, and
+        # since it cannot read what the missing scorer read, says so (score_and_gate).
+        return scorers.REGISTRY.get(self.task_type.scorer) or scorers.MISSING
 
     @cached_property
     def outcomes(self) -> dict[tuple[str, bool], scoring.ValidatorOutcome]:

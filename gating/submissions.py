@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any
@@ -255,16 +256,22 @@ class Tier(StrEnum):
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
+# RFC 3339: what JSON APIs mean by a date and time. fromisoformat alone also takes week
+# dates, the basic format and offsets with seconds, which would be stored as other values.
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([Zz]|[+-]\d{2}:\d{2})?")
+_DATETIME_EXAMPLE = "e.g. 2026-01-31T12:00:00Z"
+
+
 def _iso_datetime(value: Any) -> Any:
-    # An ISO 8601 string, from JSON or from a dict built like JSON; a number is refused
-    # (lax datetimes would read it as a Unix time).
+    # A string, from JSON or from a dict built like JSON; a number is refused (lax
+    # datetimes would read it as a Unix time).
     if isinstance(value, str):
+        if not _RFC3339.fullmatch(value):
+            raise ValueError(f"must be an RFC 3339 date and time, {_DATETIME_EXAMPLE}")
         try:
             return datetime.fromisoformat(value)
         except ValueError:
-            raise ValueError(
-                "must be an ISO 8601 date and time, e.g. 2026-01-31T12:00:00Z"
-            ) from None
+            raise ValueError(f"is not a date and time that exists, {_DATETIME_EXAMPLE}") from None
     return value
 
 
@@ -285,7 +292,7 @@ class ClaimIn(_Strict):
     @classmethod
     def _aware(cls, value: datetime | None) -> datetime | None:
         if value is not None and value.utcoffset() is None:
-            raise ValueError("must carry a time zone, e.g. 2026-01-31T12:00:00Z")
+            raise ValueError(f"must carry a time zone, {_DATETIME_EXAMPLE}")
         return value
 
 
@@ -357,8 +364,14 @@ class OutputSubmission(_Strict):
         """Whether a stored output with ``request_hash`` was submitted with this body."""
         dumped = self.model_dump(mode="json")
         # Outputs stored before the fingerprint moved to orjson carry the json module's
-        # hash, which differs for non-ASCII text and some floats.
-        return request_hash in (fingerprint(dumped), _json_module_fingerprint(dumped))
+        # hash, which differs for non-ASCII text and some floats; those stored before the
+        # provenance field existed were hashed without it.
+        candidates = [dumped]
+        if dumped["provenance"] is None:
+            candidates.append({k: v for k, v in dumped.items() if k != "provenance"})
+        return any(
+            request_hash in (fingerprint(d), _json_module_fingerprint(d)) for d in candidates
+        )
 
 
 def fingerprint(dumped: dict[str, Any]) -> str:

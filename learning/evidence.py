@@ -5,8 +5,8 @@ review behind them, and turns them into what the pure statistics take:
 
 * each judged output rescored with today's validator weights (``gating.scoring.scores_many``):
   the threshold search must see the scores the gate would give now, not those it gave
-  when the weights were older. A task type scored by another scorer (docs/scoring.md)
-  keeps its stored scores: that scorer reads evidence or provenance, not the weights;
+  when the weights were older. An output another scorer decided (docs/scoring.md) keeps its
+  stored score: that scorer reads evidence or provenance, not the weights;
 * its weight, 1 / the inclusion probability it achieved: its draw rate (1 for a held
   output) times the share of its stratum's audits in the window decided by its end
   (``gating.selectors.audit_coverage``), an audit still waiting being no evidence yet.
@@ -93,6 +93,17 @@ class JudgedEvidence:
         return self.weights[self.by_task_type[task_type_id].rows]
 
 
+# Outputs the validators scorer decided: the label it records, and the one it recorded
+# before scorers had names.
+_VALIDATORS_LABELS = (f"{scorers.DEFAULT}-v", "adr0003-v")
+
+
+def _scored_by_validators(verdict: selectors.Verdict) -> bool:
+    """Whether the output's score is the validators formula's, which today's weights change;
+    another scorer's reads evidence or provenance, and its stored score stands."""
+    return verdict.scorer.startswith(_VALIDATORS_LABELS) or not verdict.scorer
+
+
 def judged_evidence(
     *, since: datetime, until: datetime, replicates: int = 0, seed: int = 0
 ) -> JudgedEvidence:
@@ -117,19 +128,19 @@ def judged_evidence(
         mine = [kept[i] for i in rows]
         reported, passed = _results(mine, names)
         own = validators[task_type_id]
-        if task_types[task_type_id].scorer != scorers.DEFAULT:
-            scores[rows] = [v.score for v in mine]
-        else:
-            scores[rows] = scoring.scores_many(
-                reported=reported,
-                passed=passed,
-                weights=np.array([own[n].weight for n in names]),
-                is_fact_check=np.array([own[n].is_fact_check for n in names], dtype=bool),
-                input_clarity=np.array([v.input_clarity for v in mine]),
-                coherence=np.array([v.coherence for v in mine]),
-                requires_fact_check=np.array([v.requires_fact_check for v in mine], dtype=bool),
-                bonus=np.array([bonus.get((task_type_id, v.model), 0.0) for v in mine]),
-            )
+        scores[rows] = scoring.scores_many(
+            reported=reported,
+            passed=passed,
+            weights=np.array([own[n].weight for n in names]),
+            is_fact_check=np.array([own[n].is_fact_check for n in names], dtype=bool),
+            input_clarity=np.array([v.input_clarity for v in mine]),
+            coherence=np.array([v.coherence for v in mine]),
+            requires_fact_check=np.array([v.requires_fact_check for v in mine], dtype=bool),
+            bonus=np.array([bonus.get((task_type_id, v.model), 0.0) for v in mine]),
+        )
+        for i, v in zip(rows, mine, strict=True):
+            if not _scored_by_validators(v):
+                scores[i] = v.score
         by_task_type[task_type_id] = TaskTypeEvidence(
             validator_names=names,
             failed=reported & ~passed,

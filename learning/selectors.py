@@ -33,6 +33,7 @@ class Verdict:
     is_audit: bool
     decided_at: datetime
     decision: str = ""
+    scorer: str = ""  # the label of the scorer that decided, e.g. "validators-v1"
     input_clarity: float = 0.0
     coherence: float = 0.0
     requires_fact_check: bool = False
@@ -77,6 +78,7 @@ def verdicts(*, since: datetime, until: datetime, with_validators: bool = True) 
         "is_audit": "item__is_audit",
         "decided_at": "decided_at",
         "decision": "output__decision",
+        "scorer": "output__scorer",
     }
     if with_validators:
         columns["validator_results"] = "output__validator_results"

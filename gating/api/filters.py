@@ -6,7 +6,7 @@ from django.db.models import F, Q
 from django_filters.fields import IsoDateTimeField
 
 from gating.models import Output, ReviewItem, TaskType
-from gating.scorers.interval import WIDE_INTERVAL
+from gating.scorers.interval import WIDE_INTERVAL, WIDE_TOLERANCE
 from gating.scoring import Decision
 from gating.selectors import queue_open_items
 
@@ -68,12 +68,15 @@ class ReviewItemFilter(django_filters.FilterSet):
         fields = ["task_type", "model", "score_min", "score_max", "kind", "uncertain"]
 
     def filter_uncertain(self, queryset, name, value):
-        # As interval.is_wide: a width of exactly WIDE_INTERVAL counts, float rounding aside.
+        # interval.is_wide in SQL. An output without an interval is not wide: the width is
+        # NULL there, and a plain exclude() would drop those outputs from both answers.
         queryset = queryset.alias(
             interval_width=F("output__interval_upper") - F("output__interval_lower")
         )
-        wide = Q(interval_width__gte=WIDE_INTERVAL - 1e-9)
-        return queryset.filter(wide) if value == "true" else queryset.exclude(wide)
+        wide = Q(interval_width__gte=WIDE_INTERVAL - WIDE_TOLERANCE)
+        if value == "true":
+            return queryset.filter(wide)
+        return queryset.filter(Q(interval_width__isnull=True) | ~wide)
 
     def filter_kind(self, queryset, name, value):
         # A review is never an audit and an audit always is. Saying so lets the claim that

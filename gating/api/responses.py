@@ -25,7 +25,7 @@ from rest_framework.renderers import JSONRenderer
 from typing_extensions import TypedDict
 
 from gating.models import Output, Review, ReviewItem
-from gating.scorers.interval import WIDE_INTERVAL
+from gating.scorers.interval import WIDE_INTERVAL, is_wide
 from gating.scoring import Decision
 
 # ---------------------------------------------------------------------------- the base
@@ -103,9 +103,7 @@ def _interval(output: Output) -> Interval | None:
     if output.interval_lower is None or output.interval_upper is None:
         return None
     lower, upper = output.interval_lower, output.interval_upper
-    return Interval(
-        lower=round(lower, 4), upper=round(upper, 4), wide=upper - lower >= WIDE_INTERVAL - 1e-9
-    )
+    return Interval(lower=round(lower, 4), upper=round(upper, 4), wide=is_wide(upper - lower))
 
 
 def _output_fields(output: Output) -> dict[str, Any]:

@@ -34,7 +34,7 @@ class QueueFilters(StrictSerializer):
     score_min = serializers.FloatField(required=False)
     score_max = serializers.FloatField(required=False)
     kind = serializers.CharField(required=False)
-    uncertain = serializers.CharField(required=False)
+    uncertain = serializers.ChoiceField(choices=["true", "false"], required=False)
 
 
 class BulkDecisionSerializer(QueueFilters):

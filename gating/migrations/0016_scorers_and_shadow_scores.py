@@ -4,18 +4,6 @@ import gating.scorers
 from django.db import migrations, models
 
 
-def _name_the_validators_scorer(apps, schema_editor):
-    # Outputs recorded "adr0003-v1" before scorers had names: the same model, now
-    # "validators-v1" beside the evidence scorers.
-    Output = apps.get_model("gating", "Output")
-    Output.objects.filter(scorer="adr0003-v1").update(scorer="validators-v1")
-
-
-def _back(apps, schema_editor):
-    Output = apps.get_model("gating", "Output")
-    Output.objects.filter(scorer="validators-v1").update(scorer="adr0003-v1")
-
-
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -48,5 +36,4 @@ class Migration(migrations.Migration):
             name='scorer',
             field=models.CharField(choices=gating.scorers.choices, default='validators', help_text="The model that scores this task type's outputs (docs/scoring.md). The others score them in shadow, where the payload has what they read.", max_length=40),
         ),
-        migrations.RunPython(_name_the_validators_scorer, _back),
     ]

@@ -29,6 +29,21 @@ REGISTRY: dict[str, Scorer] = {
 _SCORERS = tuple(REGISTRY.values())
 
 
+class _Missing:
+    """What a task type names when its scorer is no longer here: it applies to nothing, so
+    the validators scorer takes over and the reasons say why."""
+
+    name = "missing"
+    version = ""
+    description = ""
+
+    def applies(self, output: ScorerInput) -> bool:
+        return False
+
+
+MISSING = _Missing()
+
+
 class UnknownScorer(KeyError):
     pass
 
@@ -71,7 +86,10 @@ def score_and_gate(primary: Scorer, output: ScorerInput, *, shadow: bool = True)
     fallback = None
     if not primary.applies(output):
         fallback = (
-            f"The payload lacks what {primary.name} reads, so the {DEFAULT} scorer scored it."
+            f"This task type's scorer is not in this version of Gatehouse, so the {DEFAULT} "
+            "scorer scored it."
+            if primary is MISSING
+            else f"The payload lacks what {primary.name} reads, so the {DEFAULT} scorer scored it."
         )
         primary = REGISTRY[DEFAULT]
     if primary.name == DEFAULT:
@@ -119,12 +137,13 @@ def _gated(scorer: Scorer, scored: Scored, output: ScorerInput) -> scoring.GateR
 
 
 def _shadow_record(scorer: Scorer, rating: Rating) -> dict:
-    record: dict = {"version": scorer.version, "score": round(rating.score, 4)}
+    # Unrounded, as the deciding score is stored: the calibration rollup buckets both, and a
+    # rounded 8.29999 would fall in another bucket than the same score unrounded.
+    record: dict = {"version": scorer.version, "score": rating.score}
     if rating.level is not None:
         record["level"] = rating.level
     if rating.interval is not None:
-        lower, upper = rating.interval
-        record["interval"] = [round(lower, 4), round(upper, 4)]
+        record["interval"] = list(rating.interval)
     return record
 
 

@@ -172,11 +172,15 @@ def clamp_and_order(lower: float, upper: float) -> tuple[float, float]:
     return lower, upper
 
 
+# A width of exactly WIDE_INTERVAL in exact arithmetic counts as "at or above" even where
+# float rounding leaves it a hair below. The queue's filter compares in SQL with the same
+# tolerance, so the page, the API and the filter agree.
+WIDE_TOLERANCE = 1e-9
+
+
 def is_wide(width_points: float) -> bool:
     """Whether an interval this wide on 0-10 is flagged as uncertain (``WIDE_INTERVAL``)."""
-    # Rounded to 9 decimals so that a width of exactly 3 in exact arithmetic counts as "at or
-    # above" even where float rounding leaves it a hair below.
-    return round(width_points, 9) >= WIDE_INTERVAL
+    return width_points >= WIDE_INTERVAL - WIDE_TOLERANCE
 
 
 # --------------------------------------------------------------------------- all steps

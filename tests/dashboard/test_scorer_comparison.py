@@ -10,6 +10,7 @@ from django.test import Client
 from sklearn.metrics import roc_auc_score
 
 from dashboard.metrics import metric_rows
+from dashboard.models import ScorerRollup
 from dashboard.rollups import rollups_refresh
 from gating import reviews, services
 from gating.models import Output, Review, ReviewItem
@@ -124,3 +125,33 @@ def test_the_comparison_is_served_as_json_and_csv(judged, user_in, client_for):
     csv = lead.get("/api/v1/metrics/scorer-auroc/?range=24h&format=csv")
     assert csv.status_code == 200
     assert csv.content.decode().splitlines()[0].startswith("task_type,scorer,against,auroc")
+
+
+def test_a_scorer_deciding_some_outputs_and_shadowing_others_is_counted_once_each(gateway):
+    """In an evidence_quality task type, an output sent without evidence is decided by the
+    validators scorer, which also shadows the others: both land in validators' rows of
+    the same hour, and the refresh must add them up, not collide."""
+    TaskTypeFactory(name="code_locate", scorer="evidence_quality", reviewed_count=0)
+    reviewer = UserFactory(role=Role.REVIEWER)
+    bodies = [
+        SubmissionFactory(task_type="code_locate", **_payload(random.Random(1))),
+        SubmissionFactory(task_type="code_locate"),
+    ]
+    for body in bodies:
+        services.output_ingest(source=gateway, submission=OutputSubmission.model_validate(body))
+    assert {o.scorer for o in Output.objects.all()} == {"evidence_quality-v1", "validators-v1"}
+    # The same score bucket for both, so that their rows share a key.
+    Output.objects.update(score=5.0)
+    Output.objects.filter(scorer="evidence_quality-v1").update(
+        shadow_scores={"validators": {"version": "1", "score": 5.0}}
+    )
+    for item in ReviewItem.objects.order_by("id"):
+        claimed = reviews.item_claim(reviewer=reviewer, items=ReviewItem.objects.filter(pk=item.pk))
+        reviews.item_decide(
+            item_id=claimed.pk, reviewer=reviewer, decision=reviews.DecisionInput(action="approve")
+        )
+
+    rollups_refresh()
+
+    rows = ScorerRollup.objects.filter(scorer="validators")
+    assert [(r.score_bucket, r.reviews) for r in rows] == [(50, 2)]

@@ -55,6 +55,23 @@ def test_outputs_hashed_before_the_orjson_fingerprint_still_replay(gateway_api):
     assert gateway_api.post(URL, changed, format="json").status_code == 409
 
 
+def test_outputs_hashed_before_provenance_existed_still_replay(gateway_api):
+    # Such a body was hashed without the provenance key, which the dump now holds as null.
+    body = SubmissionFactory()
+    assert gateway_api.post(URL, body, format="json").status_code == 201
+    sent = OutputSubmission.model_validate(body).model_dump(mode="json")
+    del sent["provenance"]
+    old_hash = hashlib.sha256(
+        json.dumps(sent, sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()
+    output = Output.objects.get()
+    assert output.request_hash != old_hash
+    Output.objects.filter(pk=output.pk).update(request_hash=old_hash)
+
+    assert gateway_api.post(URL, body, format="json").status_code == 200
+    assert gateway_api.post(URL, {**body, "output": "Other."}, format="json").status_code == 409
+
+
 def test_metadata_with_integers_beyond_64_bits_replays(gateway_api):
     body = {**SubmissionFactory(), "metadata": {"id": 2**70}}
     assert gateway_api.post(URL, body, format="json").status_code == 201

@@ -101,7 +101,7 @@ def test_every_applicable_scorer_shadows_and_the_interval_is_kept(gateway_api, d
 
     assert set(data["shadow_scores"]) == {"evidence_categories", "evidence_quality", "interval"}
     assert data["shadow_scores"]["evidence_quality"]["level"] in {"high", "complete"}
-    assert data["shadow_scores"]["interval"]["interval"] == pytest.approx([6.3333, 9.5])
+    assert data["shadow_scores"]["interval"]["interval"] == pytest.approx([6.3333, 9.5], abs=1e-4)
     assert data["interval"]["wide"] is True
     stored = Output.objects.get(pk=data["id"])
     assert stored.provenance["sources"][0]["confidence"] == 0.95
@@ -193,10 +193,10 @@ def test_the_schema_documents_evidence_and_provenance_with_examples(gateway_api,
 
 @pytest.fixture
 def held(gateway_api, db):
-    """One held output with a wide interval and one with a narrow one."""
+    """Held outputs: one with a wide interval, one with a narrow one, one without."""
     TaskTypeFactory(name="claims", reviewed_count=0)  # cold start: everything is held
     ids = {}
-    for name, provenance in (("wide", WIDE), ("narrow", NARROW)):
+    for name, provenance in (("wide", WIDE), ("narrow", NARROW), ("none", None)):
         body = SubmissionFactory(task_type="claims", external_id=name, provenance=provenance)
         ids[name] = post(gateway_api, body).json()["id"]
     return ids
@@ -211,8 +211,9 @@ def test_the_queue_finds_the_wide_intervals(held, user_in, client_for):
         return {row["output_id"] for row in response.json()["results"]}
 
     assert listed("uncertain=true") == {held["wide"]}
-    assert listed("uncertain=false") == {held["narrow"]}
-    assert listed("") == {held["wide"], held["narrow"]}
+    # An output without an interval is not wide: it is among the others, not in neither.
+    assert listed("uncertain=false") == {held["narrow"], held["none"]}
+    assert listed("") == {held["wide"], held["narrow"], held["none"]}
     refused = reviewer.get("/api/v1/queue/?uncertain=yes")
     assert refused.status_code == 400
     assert "uncertain" in refused.json()

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from gating import reviews, scoring
-from gating.models import ReviewItem, TaskType, Validator
+from gating.models import Output, ReviewItem, TaskType, Validator
 from gating.reviews import DecisionInput, RecordedDecision
 from learning import alerts, cycles, evidence, selectors
 from learning.models import Alert, CycleRun, ThresholdChange
@@ -53,19 +53,22 @@ def test_judged_outputs_are_rescored_with_todays_weights(gateway, user_in):
     assert found.scores[position] != pytest.approx(o.score)  # stored with weight 1
 
 
-def test_a_task_type_with_another_scorer_keeps_its_stored_scores(gateway, user_in):
+def test_an_output_another_scorer_decided_keeps_its_stored_score(gateway, user_in):
     reviewer = user_in("reviewer")
     outputs = held_and_decided(gateway, reviewer, facts=False)
     task_type = TaskType.objects.get(name="t")
-    # The weights change, but this task type's scorer does not read them.
-    TaskType.objects.filter(pk=task_type.pk).update(scorer="interval")
+    # Half were decided by the interval scorer; its score does not read validator weights.
+    by_interval = outputs[: len(outputs) // 2]
+    Output.objects.filter(pk__in=[o.pk for o in by_interval]).update(scorer="interval-v1")
     Validator.objects.filter(task_type=task_type, name="facts").update(weight=3.0)
 
     found = evidence.judged_evidence(since=NOW - timedelta(days=30), until=NOW)
 
-    for o in outputs:
-        position = list(found.output_ids).index(o.pk)
-        assert found.scores[position] == o.score
+    positions = {pk: i for i, pk in enumerate(found.output_ids)}
+    for o in by_interval:
+        assert found.scores[positions[o.pk]] == o.score
+    for o in outputs[len(outputs) // 2 :]:
+        assert found.scores[positions[o.pk]] != pytest.approx(o.score)  # rescored
 
 
 def test_a_style_only_modify_counts_as_an_approve(gateway, user_in):
