@@ -121,7 +121,7 @@ def _context(f: DashboardFilter, task_type: TaskType | None, known: dict, **extr
         "model_names": known["models"],
         "filter_query": filter_query(f) if task_type is None else _query(f, task_type),
         "policies": TaskType.ThresholdPolicy.choices,
-        "scorer_choices": [(s.name, s.description) for s in scorers.REGISTRY.values()],
+        "scorer_choices": _scorer_choices(task_type),
         "cycle_kinds": CycleRun.Kind.choices,
         "ranges": SETTING_RANGES,
         "problems": {},
@@ -211,6 +211,23 @@ def _save(request, f: DashboardFilter, task_type: TaskType, known: dict):
         )
     messages.success(request, f"Saved the settings of {task_type.name}.")
     return redirect(reverse("dashboard-thresholds") + "?" + _query(f, task_type))
+
+
+def _scorer_choices(task_type: TaskType | None) -> list[tuple[str, str, str]]:
+    """The menu's (value, label, description): every registered scorer and, kept selected,
+    a name this version no longer has. Without it the browser would submit the first
+    scorer, and saving any other setting would quietly switch the task type's scorer."""
+    choices = [(s.name, s.name, s.description) for s in scorers.REGISTRY.values()]
+    if task_type is not None and task_type.scorer not in scorers.REGISTRY:
+        choices.append(
+            (
+                task_type.scorer,
+                f"{task_type.scorer} (not in this version)",
+                f"Not in this version of Gatehouse: the {scorers.DEFAULT} scorer scores "
+                "this task type's outputs until another is chosen.",
+            )
+        )
+    return choices
 
 
 def _read_form(post, validators: dict) -> tuple[dict, dict, dict]:

@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from gating import services
+from gating import scorers, services
 from gating.api.strict import StrictModelSerializer, StrictSerializer
 from gating.models import Review, TaskType
 
@@ -93,6 +93,15 @@ class TaskTypeSerializer(StrictModelSerializer):
             "created_at",
             "updated_at",
         ]
+        extra_kwargs = {
+            "scorer": {
+                "error_messages": {
+                    "invalid_choice": (
+                        f'"{{input}}" is not a scorer; one of: {", ".join(scorers.names())}.'
+                    )
+                }
+            }
+        }
 
     in_cold_start = serializers.BooleanField(read_only=True)
     review_threshold = _setting("review_threshold")

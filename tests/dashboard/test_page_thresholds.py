@@ -164,6 +164,20 @@ def test_an_admin_chooses_the_scorer_and_the_gate_uses_it(user_in, task_type, ga
     assert "evidence_quality reads" in output.reasons[0]
 
 
+def test_a_scorer_this_version_lacks_stays_selected_and_saving_keeps_it(user_in, task_type):
+    # As after a rollback to a version without the scorer a task type chose.
+    TaskType.objects.filter(pk=task_type.pk).update(scorer="retired")
+    task_type.refresh_from_db()
+    page = _client(user_in(Role.ADMIN)).get(PAGE).content.decode()
+    assert '<option value="retired" title="Not in this version' in page
+    assert "selected>retired (not in this version)</option>" in page
+
+    form = _form(task_type, audit_rate_warning="0.5")
+    assert _client(user_in(Role.ADMIN)).post(PAGE, form).status_code == 302
+    task_type.refresh_from_db()
+    assert (task_type.scorer, task_type.audit_rate_warning) == ("retired", 0.5)
+
+
 @pytest.mark.parametrize(
     ("changes", "field", "words"),
     [

@@ -163,7 +163,12 @@ def test_an_unknown_scorer_is_400_and_a_known_one_is_audited(admin_api, db):
     url = "/api/v1/task-types/summarize/"
     refused = admin_api.patch(url, {"scorer": "magic"}, format="json")
     assert refused.status_code == 400
-    assert "scorer" in refused.json()
+    assert refused.json() == {
+        "scorer": [
+            '"magic" is not a scorer; one of: '
+            "validators, evidence_categories, evidence_quality, interval."
+        ]
+    }
     assert TaskType.objects.get(name="summarize").scorer == "validators"
 
     accepted = admin_api.patch(url, {"scorer": "interval", "reason": "claims"}, format="json")
