@@ -29,24 +29,6 @@ from learning.simulation import loop, quality, world
 
 WORLDS = ("default", "drift", "accurate")
 DRIFT = world.Drift(model="gpt-x", day=10, severity=0.3)
-_HONEST = {
-    world.Truth.GOOD: {
-        world.Action.APPROVE: 1.0,
-        world.Action.MODIFY: 0.0,
-        world.Action.REJECT: 0.0,
-    },
-    world.Truth.NEEDS_EDIT: {
-        world.Action.APPROVE: 0.0,
-        world.Action.MODIFY: 1.0,
-        world.Action.REJECT: 0.0,
-    },
-    world.Truth.BAD: {
-        world.Action.APPROVE: 0.0,
-        world.Action.MODIFY: 0.0,
-        world.Action.REJECT: 1.0,
-    },
-}
-PERFECT = tuple(world.Reviewer(r.name, _HONEST) for r in world.DEFAULT_REVIEWERS)
 
 
 def settings_for(kind: str, reviews_per_day: int) -> tuple[loop.LoopSettings, world.Drift | None]:
@@ -59,7 +41,7 @@ def settings_for(kind: str, reviews_per_day: int) -> tuple[loop.LoopSettings, wo
         budgets = replace(base.budgets, alpha_edit=0.005)
         return replace(base, budgets=budgets), None
     if kind == "perfect":
-        return replace(base, reviewers=PERFECT), None
+        return loop.perfect_reviewers(base), None
     return base, None
 
 

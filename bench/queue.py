@@ -501,7 +501,7 @@ SELECT
     'pending_review',
     4.0,
     7.0,
-    'validators-v1',
+    'validators-v2',
     '[{"factor": "validator:facts", "points": 0.0, "detail": "failed (weight 1)"},
       {"factor": "hallucination_penalty", "points": -2.0, "detail": "facts failed"}]'::jsonb,
     jsonb_build_array(

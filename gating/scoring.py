@@ -15,8 +15,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-# The validators scorer's label (gating.scorers.label); outputs before 0016 said "adr0003-v1".
-SCORER_NAME = "validators-v1"
+# The validators scorer's label (gating.scorers.label). Version 2 applies the accuracy bonus
+# to the score's odds (final_score); outputs before 0016 said "adr0003-v1".
+SCORER_NAME = "validators-v2"
 
 SCORE_MIN = 0.0
 SCORE_MAX = 10.0
@@ -143,6 +144,27 @@ def hallucination_penalty(requires_fact_check: bool, fact_check_failed: bool) ->
     return HALLUCINATION_PENALTY if requires_fact_check and fact_check_failed else 0.0
 
 
+def after_penalty(base: float, penalty: float) -> float:
+    """The base score less the hallucination penalty's share of it."""
+    return base * (1 - penalty)
+
+
+def final_score(base: float, bonus: float, penalty: float) -> float:
+    """The score from its terms: the penalty takes its share of the base, then the bonus
+    multiplies the odds of what is left, as a share of 10, by ``1 + bonus``.
+
+    ADR-0003 multiplies the score itself, ``base * (1 + bonus - penalty)``, and caps it at
+    10. Once most pairs earn the bonus, as they do where reviewers approve what is good,
+    the cap ties every base from 6.67 up (bonus 0.5) at exactly 10.0, good and bad alike,
+    and no approve threshold can then hold an error budget (docs/gate.md). On the odds the
+    bonus is ADR-0003's for a low score (odds of a small share are nearly the share) and
+    fades toward 10 without reaching it: a higher base always scores higher.
+    Works on numbers and on numpy arrays alike.
+    """
+    held_back = after_penalty(base, penalty)
+    return held_back * (1 + bonus) / (1 + bonus * held_back / SCORE_MAX)
+
+
 def clamp(value: float, low: float = SCORE_MIN, high: float = SCORE_MAX) -> float:
     return max(low, min(high, value))
 
@@ -219,7 +241,7 @@ def score_output(
     base = base_score(fraction, input_clarity, coherence)
     bonus = task_accuracy_bonus(pair)
     penalty = hallucination_penalty(requires_fact_check, bool(terms.failed_fact_checks))
-    unclamped = base * (1 + bonus - penalty)
+    unclamped = final_score(base, bonus, penalty)
     score = clamp(unclamped)
 
     impacts = list(terms.impacts)
@@ -230,15 +252,6 @@ def score_output(
     reasons: list[str] = []
     if not validators:
         reasons.append("No validators were reported, so the validator term is 0.")
-    if bonus:
-        impacts.append(
-            Impact(
-                "task_accuracy_bonus",
-                base * bonus,
-                f"accuracy {pair.accuracy:.0%} over {pair.reviewed} reviews: "
-                f"bonus {bonus:.3f} × base {base:.2f}",
-            )
-        )
     if penalty:
         failed = terms.failed_fact_checks
         impacts.append(
@@ -249,6 +262,16 @@ def score_output(
             )
         )
         reasons.append(f"Hallucination penalty: fact-check validator {failed} failed.")
+    if bonus:
+        held_back = after_penalty(base, penalty)
+        impacts.append(
+            Impact(
+                "task_accuracy_bonus",
+                unclamped - held_back,
+                f"accuracy {pair.accuracy:.0%} over {pair.reviewed} reviews: "
+                f"bonus {bonus:.3f}, the odds of {held_back:.2f} in 10 × {1 + bonus:.3f}",
+            )
+        )
     if unclamped != score:
         impacts.append(
             Impact("clamp", score - unclamped, f"clamped to [0, 10] from {unclamped:.2f}")
@@ -363,7 +386,7 @@ def scores_many(
     penalty = np.where(
         np.asarray(requires_fact_check, dtype=bool) & fact_check_failed, HALLUCINATION_PENALTY, 0.0
     )
-    return np.clip(base * (1 + np.asarray(bonus) - penalty), SCORE_MIN, SCORE_MAX)
+    return np.clip(final_score(base, np.asarray(bonus), penalty), SCORE_MIN, SCORE_MAX)
 
 
 def _threshold_reason(score: float, decision: Decision, review_t: float, approve_t: float) -> str:

@@ -20,7 +20,7 @@ def gate_result(output: ScorerInput) -> scoring.GateResult:
 
 class ValidatorsScorer:
     name = "validators"
-    version = "1"
+    version = "2"
     description = (
         "ADR-0003: the weighted share of validators passed, clarity and coherence, the "
         "model's review record and the hallucination penalty."

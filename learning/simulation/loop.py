@@ -427,3 +427,20 @@ def accurate_reviewers(settings: LoopSettings) -> LoopSettings:
         settings,
         reviewers=tuple(world.Reviewer(r.name, accurate.matrix) for r in world.DEFAULT_REVIEWERS),
     )
+
+
+def perfect_reviewers(settings: LoopSettings) -> LoopSettings:
+    """Reviewers who never err: approve what is good, modify what needs an edit, reject what
+    is bad (the world without reviewer noise)."""
+    honest = {
+        truth: {action: float(action == verdict) for action in world.Action}
+        for truth, verdict in (
+            (world.Truth.GOOD, world.Action.APPROVE),
+            (world.Truth.NEEDS_EDIT, world.Action.MODIFY),
+            (world.Truth.BAD, world.Action.REJECT),
+        )
+    }
+    return replace(
+        settings,
+        reviewers=tuple(world.Reviewer(r.name, honest) for r in world.DEFAULT_REVIEWERS),
+    )

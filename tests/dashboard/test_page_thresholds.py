@@ -160,7 +160,7 @@ def test_an_admin_chooses_the_scorer_and_the_gate_uses_it(user_in, task_type, ga
     # Without evidence the chosen scorer gives way to validators, and says so.
     services.gate_caches_clear()
     output = _ingest(gateway)
-    assert output.scorer == "validators-v1"
+    assert output.scorer == "validators-v2"
     assert "evidence_quality reads" in output.reasons[0]
 
 

@@ -139,7 +139,7 @@ def test_a_scorer_deciding_some_outputs_and_shadowing_others_is_counted_once_eac
     ]
     for body in bodies:
         services.output_ingest(source=gateway, submission=OutputSubmission.model_validate(body))
-    assert {o.scorer for o in Output.objects.all()} == {"evidence_quality-v1", "validators-v1"}
+    assert {o.scorer for o in Output.objects.all()} == {"evidence_quality-v1", "validators-v2"}
     # The same score bucket for both, so that their rows share a key.
     Output.objects.update(score=5.0)
     Output.objects.filter(scorer="evidence_quality-v1").update(

@@ -42,21 +42,22 @@ def test_score_and_decision_match_the_formula(gateway_api):
             {"name": "tone", "passed": True},
         ],
         input_clarity=0.6,
-        coherence=0.2,
+        coherence=0.6,
     )
-    # fraction 3/4 -> 6.0; + 0.6*0.5 = 0.3; + 0.2*1.5 = 0.3 -> base 6.6
-    # accuracy 32/40 = 0.8 -> bonus 0.2 * min(1, 40/20) = 0.2 -> score 6.6 * 1.2 = 7.92
+    # fraction 3/4 -> 6.0; + 0.6*0.5 = 0.3; + 0.6*1.5 = 0.9 -> base 7.2
+    # accuracy 32/40 = 0.8 -> bonus 0.2 * min(1, 40/20) = 0.2, on the odds:
+    # 7.2 * 1.2 / (1 + 0.2 * 0.72) = 8.64 / 1.144 = 7.5524
     response = post(gateway_api, body)
 
     assert response.status_code == 201
     data = response.json()
-    assert data["base_score"] == pytest.approx(6.6)
-    assert data["score"] == pytest.approx(7.92)
+    assert data["base_score"] == pytest.approx(7.2)
+    assert data["score"] == pytest.approx(8.64 / 1.144, abs=1e-4)
     assert data["thresholds"] == {"review": 4.0, "approve": 7.0}
     assert data["decision"] == "approved"
     assert data["status"] == "approved"
     assert data["final_output"] == body["output"]
-    assert data["scorer"] == "validators-v1"
+    assert data["scorer"] == "validators-v2"
     assert {"validator:grammar", "input_clarity", "coherence", "task_accuracy_bonus"} <= {
         i["factor"] for i in data["impacts"]
     }

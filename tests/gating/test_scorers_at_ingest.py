@@ -88,7 +88,7 @@ def test_the_validators_score_in_shadow_is_the_one_it_gives_when_it_decides(gate
 def test_an_output_without_what_the_scorer_reads_is_scored_by_validators(gateway_api, code_locate):
     data = post(gateway_api, SubmissionFactory(task_type="code_locate")).json()
 
-    assert data["scorer"] == "validators-v1"
+    assert data["scorer"] == "validators-v2"
     assert data["reasons"][0] == (
         "The payload lacks what evidence_quality reads, so the validators scorer scored it."
     )

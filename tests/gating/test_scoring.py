@@ -53,26 +53,69 @@ def test_plain_score_three_of_four_validators():
     assert result.decision is Decision.APPROVED
 
 
-def test_high_accuracy_bonus_is_clamped_to_ten():
+def test_high_accuracy_bonus_multiplies_the_odds():
     # accuracy 38/40 = 0.95 > 0.90 -> 0.5 * min(1, 40/20) = 0.5
-    # base = 1*8 + 1*0.5 + 1*1.5 = 10; score = 10 * (1 + 0.5) = 15 -> clamped to 10
+    # base = 1*8 + 0*0.5 + 0*1.5 = 8: odds 8/2 = 4, times 1.5 = 6, so 10 * 6/7 = 8.5714
+    # (ADR-0003's 8 * 1.5 = 12 would be capped at 10)
     result = score_output(
         validators=outcomes(True, True),
-        input_clarity=1.0,
-        coherence=1.0,
+        input_clarity=0.0,
+        coherence=0.0,
         requires_fact_check=False,
         pair=PairHistory(reviewed=40, approved_unchanged=38),
         policy=PAST_COLD_START,
     )
     assert result.task_accuracy_bonus == pytest.approx(0.5)
-    assert result.base_score == pytest.approx(10.0)
-    assert result.score == 10.0
-    assert any(i.factor == "clamp" and i.points == pytest.approx(-5.0) for i in result.impacts)
+    assert result.base_score == pytest.approx(8.0)
+    assert result.score == pytest.approx(60 / 7)
+    assert "clamp" not in [i.factor for i in result.impacts]
+    bonus = next(i for i in result.impacts if i.factor == "task_accuracy_bonus")
+    assert bonus.points == pytest.approx(60 / 7 - 8)
+    assert bonus.detail == (
+        "accuracy 95% over 40 reviews: bonus 0.500, the odds of 8.00 in 10 × 1.500"
+    )
+
+
+def test_the_bonus_keeps_apart_what_the_cap_would_tie():
+    # Under ADR-0003's multiplier both would be capped at 10 (12 and 14.25). On the odds:
+    # base 8 -> odds 4 * 1.5 = 6 -> 60/7 = 8.5714;
+    # base 8 + 0.5 + 1.0 = 9.5 -> odds 19 * 1.5 = 28.5 -> 10 * 28.5/29.5 = 9.6610
+    pair = PairHistory(reviewed=40, approved_unchanged=38)
+    lower, higher = (
+        score_output(
+            validators=outcomes(True, True),
+            input_clarity=clarity,
+            coherence=coherence,
+            requires_fact_check=False,
+            pair=pair,
+            policy=PAST_COLD_START,
+        ).score
+        for clarity, coherence in ((0.0, 0.0), (1.0, 2 / 3))
+    )
+    assert (lower, higher) == (pytest.approx(60 / 7), pytest.approx(285 / 29.5))
+
+
+def test_the_penalty_takes_its_share_before_the_bonus():
+    # facts failed and required: base = 0.5*8 + 1*0.5 + 1*1.5 = 6; after the penalty 3;
+    # accuracy 0.95 -> bonus 0.5: odds 3/7 * 1.5 = 9/14 -> 10 * 9/23 = 3.9130
+    result = score_output(
+        validators=outcomes(False, True, fact_check={"v0"}),
+        input_clarity=1.0,
+        coherence=1.0,
+        requires_fact_check=True,
+        pair=PairHistory(reviewed=40, approved_unchanged=38),
+        policy=PAST_COLD_START,
+    )
+    assert result.score == pytest.approx(90 / 23)
+    points = {i.factor: i.points for i in result.impacts}
+    assert points["hallucination_penalty"] == pytest.approx(-3.0)
+    assert points["task_accuracy_bonus"] == pytest.approx(90 / 23 - 3)
 
 
 def test_good_accuracy_bonus_is_confidence_weighted_and_thresholds_raised():
     # accuracy 8/10 = 0.8 > 0.75 -> 0.2 * min(1, 10/20) = 0.1
-    # base = 0.5*8 + 0.5*0.5 + 0.5*1.5 = 4 + 0.25 + 0.75 = 5.0; score = 5.0 * 1.1 = 5.5
+    # base = 0.5*8 + 0.5*0.5 + 0.5*1.5 = 4 + 0.25 + 0.75 = 5.0; odds 1 * 1.1 -> 10 * 1.1/2.1
+    #   = 5.2381
     # thresholds raised by 1.0 * (1 - 10/20) = 0.5 -> review 4.5, approve 7.5 -> warning
     result = score_output(
         validators=outcomes(True, False),
@@ -83,7 +126,7 @@ def test_good_accuracy_bonus_is_confidence_weighted_and_thresholds_raised():
         policy=PAST_COLD_START,
     )
     assert result.task_accuracy_bonus == pytest.approx(0.1)
-    assert result.score == pytest.approx(5.5)
+    assert result.score == pytest.approx(110 / 21)
     assert result.review_threshold == pytest.approx(4.5)
     assert result.approve_threshold == pytest.approx(7.5)
     assert result.decision is Decision.WARNING
@@ -100,9 +143,9 @@ def test_accuracy_of_exactly_ninety_percent_earns_the_lower_bonus():
         pair=PairHistory(reviewed=20, approved_unchanged=18),
         policy=PAST_COLD_START,
     )
-    # base = 8; score = 8 * 1.2 = 9.6
+    # base = 8; odds 4 * 1.2 = 4.8 -> 10 * 4.8/5.8 = 8.2759
     assert result.task_accuracy_bonus == pytest.approx(0.2)
-    assert result.score == pytest.approx(9.6)
+    assert result.score == pytest.approx(480 / 58)
 
 
 def test_hallucination_penalty_halves_the_multiplier():
@@ -279,8 +322,8 @@ def test_the_penalty_never_raises_the_score(spec, clarity, coherence, pair):
 def test_the_impacts_account_for_every_point_of_the_score(
     spec, clarity, coherence, fact_check, pair
 ):
-    # validator shares + clarity + coherence = base; base * bonus and -base * penalty
-    # make base * (1 + bonus - penalty); the clamp term takes that to the score.
+    # validator shares + clarity + coherence = base; -base * penalty, then the bonus's
+    # points on the odds, make the score (a clamp term would take any excess off).
     result = score_output(
         validators=_build(spec),
         input_clarity=clarity,
@@ -290,3 +333,18 @@ def test_the_impacts_account_for_every_point_of_the_score(
         policy=PAST_COLD_START,
     )
     assert sum(i.points for i in result.impacts) == pytest.approx(result.score, abs=1e-9)
+
+
+@given(validator_sets, unit, unit, st.booleans(), histories)
+def test_a_clearer_output_scores_higher_even_with_the_bonus(
+    spec, clarity, coherence, fact_check, pair
+):
+    # The bonus multiplies the odds, so it never ties two outputs of one pair at the cap:
+    # a higher base always scores strictly higher.
+    validators = _build(spec)
+    clearer = min(1.0, clarity + 0.5)
+    if clearer == clarity:
+        return
+    less = _score(validators, clarity, coherence, fact_check, pair)
+    more = _score(validators, clearer, coherence, fact_check, pair)
+    assert more > less

@@ -62,9 +62,9 @@ ONE_PASS = [ValidatorOutcome("facts", True)]  # base = 1 * 8 = 8.0 with clarity 
     [
         # n = 20, so min(1, 20/20) = 1 and the bonus counts fully; base 8.0.
         (15, 0.0, 8.0),  # 15/20 = 0.75 is not > 0.75: no bonus
-        (16, 0.2, 9.6),  # 0.80 > 0.75: 8 * 1.2
-        (18, 0.2, 9.6),  # 0.90 is not > 0.90: still the lower bonus
-        (19, 0.5, 10.0),  # 0.95 > 0.90: 8 * 1.5 = 12, clamped to 10
+        (16, 0.2, 480 / 58),  # 0.80 > 0.75: odds 8/2 * 1.2 = 4.8, 10 * 4.8/5.8 = 8.2759
+        (18, 0.2, 480 / 58),  # 0.90 is not > 0.90: still the lower bonus
+        (19, 0.5, 60 / 7),  # 0.95 > 0.90: odds 4 * 1.5 = 6, 10 * 6/7 = 8.5714
     ],
 )
 def test_accuracy_boundaries(approved, bonus, score):
@@ -228,8 +228,9 @@ def test_no_validators_explains_the_zero_term():
 
 def test_bonus_impact_in_points_and_words():
     # accuracy 8/10 = 0.8 > 0.75: bonus 0.2 * min(1, 10/20) = 0.1;
-    # base = 1/2 * 8 + 0.5 * 0.5 + 0.5 * 1.5 = 5.0, so the bonus is 5.0 * 0.1 = 0.5 points;
-    # raise 1.0 * (1 - 10/20) = 0.5: score 5.5 is between 4.5 and 7.5.
+    # base = 1/2 * 8 + 0.5 * 0.5 + 0.5 * 1.5 = 5.0: odds 1 * 1.1 -> 10 * 1.1/2.1 = 5.2381,
+    # so the bonus is 0.2381 points;
+    # raise 1.0 * (1 - 10/20) = 0.5: score 5.24 is between 4.5 and 7.5.
     validators = [ValidatorOutcome("facts", True), ValidatorOutcome("tone", False)]
     result = _score(
         validators,
@@ -238,11 +239,13 @@ def test_bonus_impact_in_points_and_words():
         pair=PairHistory(reviewed=10, approved_unchanged=8),
     )
     assert result.impacts[-1].factor == "task_accuracy_bonus"
-    assert result.impacts[-1].points == pytest.approx(0.5)
-    assert result.impacts[-1].detail == "accuracy 80% over 10 reviews: bonus 0.100 × base 5.00"
+    assert result.impacts[-1].points == pytest.approx(110 / 21 - 5)
+    assert result.impacts[-1].detail == (
+        "accuracy 80% over 10 reviews: bonus 0.100, the odds of 5.00 in 10 × 1.100"
+    )
     assert result.reasons == [
         "New model for this task type (10 of 20 reviews): both thresholds raised by 0.50.",
-        "Score 5.50 is between the review 4.50 and approve 7.50 thresholds.",
+        "Score 5.24 is between the review 4.50 and approve 7.50 thresholds.",
     ]
 
 
@@ -281,10 +284,10 @@ def test_penalty_names_every_failed_fact_check_and_no_other_validator():
     )
 
 
-def test_every_impact_of_a_clamped_score():
+def test_every_impact_of_a_perfect_score_with_the_bonus():
     # two validators pass: 4.0 each; clarity 1 * 0.5, coherence 1 * 1.5: base 10.0;
-    # accuracy 38/40 = 0.95 > 0.90: bonus 0.5 * min(1, 40/20) = 0.5, 10 * 0.5 = 5.0 points;
-    # 15.0 clamped to 10: -5.0 points.
+    # accuracy 38/40 = 0.95 > 0.90: bonus 0.5 * min(1, 40/20) = 0.5: 10 * 1.5 / (1 + 0.5)
+    # = 10, so 0 points: the score is 10 with nothing to clamp.
     validators = [ValidatorOutcome("facts", True), ValidatorOutcome("tone", True)]
     result = _score(
         validators,
@@ -298,10 +301,13 @@ def test_every_impact_of_a_clamped_score():
         ("validator:tone", "passed (weight 1)"),
         ("input_clarity", "1 × 0.5"),
         ("coherence", "1 × 1.5"),
-        ("task_accuracy_bonus", "accuracy 95% over 40 reviews: bonus 0.500 × base 10.00"),
-        ("clamp", "clamped to [0, 10] from 15.00"),
+        (
+            "task_accuracy_bonus",
+            "accuracy 95% over 40 reviews: bonus 0.500, the odds of 10.00 in 10 × 1.500",
+        ),
     ]
-    assert points == pytest.approx([4.0, 4.0, 0.5, 1.5, 5.0, -5.0])
+    assert points == pytest.approx([4.0, 4.0, 0.5, 1.5, 0.0])
+    assert result.score == 10.0
 
 
 def test_impact_as_dict_rounds_points_to_four_places():
@@ -315,14 +321,15 @@ def test_impact_as_dict_rounds_points_to_four_places():
 
 
 def test_with_auto_approval_off_a_capped_score_is_a_warning_even_at_threshold_10():
-    # 19 of 20 approved: 0.95 > 0.90, a bonus of 0.5; base 8.0 * 1.5 = 12, capped at 10.
+    # A perfect base: 8 + 1 * 0.5 + 1 * 1.5 = 10, and 10 whatever the bonus.
     pair = PairHistory(reviewed=20, approved_unchanged=19)
     at_ten = GatePolicy(task_type_reviewed=100, approve_threshold=10.0, cold_start_margin=0.0)
-    assert _score(ONE_PASS, pair=pair, policy=at_ten).decision is Decision.APPROVED
+    perfect = {"clarity": 1.0, "coherence": 1.0, "pair": pair}
+    assert _score(ONE_PASS, policy=at_ten, **perfect).decision is Decision.APPROVED
     off = GatePolicy(
         task_type_reviewed=100, approve_threshold=10.0, cold_start_margin=0.0, auto_approve=False
     )
-    result = _score(ONE_PASS, pair=pair, policy=off)
+    result = _score(ONE_PASS, policy=off, **perfect)
     assert (result.score, result.decision) == (10.0, Decision.WARNING)
     assert result.reasons[-1] == (
         "Score 10.00 reaches the approve threshold 10.00, but auto-approval is off for this "

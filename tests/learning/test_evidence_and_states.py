@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from gating import reviews, scoring
-from gating.models import Output, ReviewItem, TaskType, Validator
+from gating.models import Output, ReviewItem, TaskModelStats, TaskType, Validator
 from gating.reviews import DecisionInput, RecordedDecision
 from learning import alerts, cycles, evidence, selectors
 from learning.models import Alert, CycleRun, ThresholdChange
@@ -37,15 +37,20 @@ def test_judged_outputs_are_rescored_with_todays_weights(gateway, user_in):
     found = evidence.judged_evidence(since=NOW - timedelta(days=30), until=NOW)
 
     o = outputs[0]
+    # The gate's formula with today's weight, fact-check flag and the pair's record now:
+    # 30 approved unchanged of 30, so the full bonus of 0.5.
+    stats = TaskModelStats.objects.get(task_type=task_type, model=o.model)
+    assert (stats.reviewed_count, stats.approved_unchanged_count) == (30, 30)
+    facts = Validator.objects.get(task_type=task_type, name="facts")
     by_hand = scoring.score_output(
         validators=[
-            scoring.ValidatorOutcome("facts", False, 3.0),
+            scoring.ValidatorOutcome("facts", False, 3.0, facts.is_fact_check),
             scoring.ValidatorOutcome("tone", True, 1.0),
         ],
         input_clarity=o.input_clarity,
         coherence=o.coherence,
         requires_fact_check=o.requires_fact_check,
-        pair=scoring.PairHistory(),
+        pair=scoring.PairHistory(30, 30),
         policy=scoring.GatePolicy(task_type_reviewed=100),
     ).score
     position = list(found.output_ids).index(o.pk)

@@ -82,3 +82,18 @@ def test_a_budget_that_cannot_be_met_is_never_climbed_toward():
     assert not any(r.approve_state == "certified" for r in history.runs)
     # And for most task types the alert's rule holds within the three days.
     assert sum(r["alert_within"] for r in rows) >= 3, rows
+
+
+def test_with_reviewers_who_never_err_every_task_type_is_certified_and_holds():
+    # Claim 5's world. Under ADR-0003's capped multiplier the accuracy bonus tied a third of
+    # classify's and extract's outputs at 10.0, 5 to 7 % of them needing an edit: both ended
+    # "not attainable" at the 7.0 default, auto-approving outputs over budget. With the bonus
+    # on the odds (validators-v2) every task type is certified all of the last week, and its
+    # auto-approved outputs are within both budgets by the truth.
+    history = loop.run_history(
+        loop.history_config(1004, days=30, outputs_per_day=OUTPUTS_PER_DAY),
+        loop.perfect_reviewers(loop.LoopSettings(reviews_per_day=REVIEWS_PER_DAY)),
+    )
+    rows = quality.approved_error(history)
+    assert all(u["certified_throughout"] and not u["exceeds"] for u in rows), rows
+    assert all(u["approved"] > 0 for u in rows), rows

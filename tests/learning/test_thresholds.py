@@ -80,7 +80,8 @@ def test_scores_in_bulk_are_score_output_one_at_a_time():
         for i in range(n)
     ]
     assert bulk == pytest.approx(one_by_one, abs=1e-12)
-    assert bulk.max() == 10.0  # the bonus pushes some over the top: clamped
+    # The bonus lifts many (those of the 38-of-40 pair above 8.5), none to the cap.
+    assert 9.9 < bulk.max() < 10.0
 
 
 # --------------------------------------------------------------------------- strata
