@@ -256,3 +256,46 @@ def test_provenance_is_escaped_on_the_review_page(gateway_api, db):
     assert item.output_id == data["id"]
     assert "<script>window" not in page
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in page
+
+
+def test_a_deciding_evidence_scorers_words_are_escaped_on_the_review_page(gateway_api, db):
+    # The summary and impacts name the agent's target ("... agree on <term>"), which is
+    # untrusted text from the payload.
+    TaskTypeFactory(name="locate", reviewed_count=0, scorer="evidence_categories")
+    hostile = copy.deepcopy(EVIDENCE_EXAMPLE)
+    for entry in hostile["entries"]:
+        entry["target"] = entry["query"] = "<img src=x onerror=window.__xss=1>"
+    data = post(gateway_api, SubmissionFactory(task_type="locate", evidence=hostile)).json()
+    assert data["scorer"] == "evidence_categories-v1"
+    assert "<img src=x onerror=window.__xss=1>" in data["reasons"][0]
+    reviewer = UserFactory(role=Role.REVIEWER)
+    item = reviews.item_claim(reviewer=reviewer)
+    client = Client()
+    client.force_login(reviewer)
+
+    page = client.get(f"/review/{item.pk}/").content.decode()
+
+    assert item.output_id == data["id"]
+    assert "<img src=x" not in page
+    assert "agree on &lt;img src=x onerror=window.__xss=1&gt;" in page
+
+
+def test_the_queue_page_filters_the_wide_intervals_as_the_api_does(held, user_in):
+    client = Client()
+    client.force_login(user_in(Role.REVIEWER))
+    item_of = {name: ReviewItem.objects.get(output_id=pk).pk for name, pk in held.items()}
+
+    def shown(query):
+        response = client.get(f"/queue/table/?{query}")
+        assert response.status_code == 200
+        page = response.content.decode()
+        return {name for name, pk in item_of.items() if f"<td>{pk}</td>" in page}
+
+    assert shown("uncertain=true") == {"wide"}
+    assert shown("uncertain=false") == {"narrow", "none"}
+    assert shown("") == {"wide", "narrow", "none"}
+    # The page names the field; its polled table says the filters are not valid.
+    refused = client.get("/queue/?uncertain=yes")
+    assert refused.status_code == 400
+    assert 'id="id_uncertain_error"' in refused.content.decode()
+    assert client.get("/queue/table/?uncertain=yes").status_code == 400
