@@ -1,7 +1,9 @@
 """The confidence gate: score an output and decide what happens to it.
 
 Implements ADR-0003 (seed ``002_fa55fc0af51f2daa.txt``) as amended by the foundation
-issue, with the confidence weighting ``min(1, n/20)`` of seed ``003_fb836a15adb537f8.txt``.
+issue, with the confidence weighting ``min(1, n/20)`` of seed ``003_fb836a15adb537f8.txt``,
+and with the accuracy bonus applied to the score's odds rather than the score
+(``final_score``), so that it never ties outputs at the cap.
 Pure functions over plain values: no ORM, no Django, so that the API, the simulator and
 the learning evaluations all run the very same arithmetic.
 """
