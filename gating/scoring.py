@@ -151,6 +151,11 @@ def after_penalty(base: float, penalty: float) -> float:
     return base * (1 - penalty)
 
 
+def with_bonus(score: float, bonus: float) -> float:
+    """``score`` with the odds of its share of 10 multiplied by ``1 + bonus``."""
+    return score * (1 + bonus) / (1 + bonus * score / SCORE_MAX)
+
+
 def final_score(base: float, bonus: float, penalty: float) -> float:
     """The score from its terms: the penalty takes its share of the base, then the bonus
     multiplies the odds of what is left, as a share of 10, by ``1 + bonus``.
@@ -163,8 +168,7 @@ def final_score(base: float, bonus: float, penalty: float) -> float:
     fades toward 10 without reaching it: a higher base always scores higher.
     Works on numbers and on numpy arrays alike.
     """
-    held_back = after_penalty(base, penalty)
-    return held_back * (1 + bonus) / (1 + bonus * held_back / SCORE_MAX)
+    return with_bonus(after_penalty(base, penalty), bonus)
 
 
 def clamp(value: float, low: float = SCORE_MIN, high: float = SCORE_MAX) -> float:
@@ -243,7 +247,8 @@ def score_output(
     base = base_score(fraction, input_clarity, coherence)
     bonus = task_accuracy_bonus(pair)
     penalty = hallucination_penalty(requires_fact_check, bool(terms.failed_fact_checks))
-    unclamped = final_score(base, bonus, penalty)
+    held_back = after_penalty(base, penalty)
+    unclamped = with_bonus(held_back, bonus)
     score = clamp(unclamped)
 
     impacts = list(terms.impacts)
@@ -265,7 +270,6 @@ def score_output(
         )
         reasons.append(f"Hallucination penalty: fact-check validator {failed} failed.")
     if bonus:
-        held_back = after_penalty(base, penalty)
         impacts.append(
             Impact(
                 "task_accuracy_bonus",

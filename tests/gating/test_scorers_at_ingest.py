@@ -241,17 +241,21 @@ def test_the_review_page_draws_the_interval_and_the_shadow_scores(held):
     assert 'id="provenance"' in page
 
 
+def _next_review_page() -> tuple[ReviewItem, str]:
+    """A reviewer claims the next item: the item, and its review page as they see it."""
+    reviewer = UserFactory(role=Role.REVIEWER)
+    item = reviews.item_claim(reviewer=reviewer)
+    client = Client()
+    client.force_login(reviewer)
+    return item, client.get(f"/review/{item.pk}/").content.decode()
+
+
 def test_provenance_is_escaped_on_the_review_page(gateway_api, db):
     TaskTypeFactory(name="claims", reviewed_count=0)
     hostile = copy.deepcopy(WIDE)
     hostile["sources"][0]["source"] = "<script>window.__xss=1</script>"
     data = post(gateway_api, SubmissionFactory(task_type="claims", provenance=hostile)).json()
-    reviewer = UserFactory(role=Role.REVIEWER)
-    item = reviews.item_claim(reviewer=reviewer)
-    client = Client()
-    client.force_login(reviewer)
-
-    page = client.get(f"/review/{item.pk}/").content.decode()
+    item, page = _next_review_page()
 
     assert item.output_id == data["id"]
     assert "<script>window" not in page
@@ -268,12 +272,7 @@ def test_a_deciding_evidence_scorers_words_are_escaped_on_the_review_page(gatewa
     data = post(gateway_api, SubmissionFactory(task_type="locate", evidence=hostile)).json()
     assert data["scorer"] == "evidence_categories-v1"
     assert "<img src=x onerror=window.__xss=1>" in data["reasons"][0]
-    reviewer = UserFactory(role=Role.REVIEWER)
-    item = reviews.item_claim(reviewer=reviewer)
-    client = Client()
-    client.force_login(reviewer)
-
-    page = client.get(f"/review/{item.pk}/").content.decode()
+    item, page = _next_review_page()
 
     assert item.output_id == data["id"]
     assert "<img src=x" not in page
