@@ -60,6 +60,8 @@ def one(kind: str, seed: int, days: int, per_day: int, reviews_per_day: int) -> 
         "path": quality.approve_path(history),
         "held": quality.held_share(history),
         "held_baseline": quality.held_share(baseline),
+        "warning_bad": quality.warning_bad_share(history),
+        "warning_bad_baseline": quality.warning_bad_share(baseline),
         "approved_share": quality.approved_share(history),
         "not_attainable": quality.not_attainable_within(history, runs=4, in_a_row=2),
         "hindsight": quality.hindsight_loss(history),
@@ -115,6 +117,10 @@ def summary(results: list[dict], delta: float) -> dict:
                 "final_states": _count(p["final_state"] for p in paths),
                 "held_over_baseline_max": round(max(held_over), 4),
                 "held_over_baseline_mean": round(float(np.mean(held_over)), 4),
+                "warning_true_bad_mean": round(float(np.mean([r["warning_bad"] for r in rs])), 4),
+                "warning_true_bad_baseline_mean": round(
+                    float(np.mean([r["warning_bad_baseline"] for r in rs])), 4
+                ),
                 "approved_share_mean": round(float(np.mean([r["approved_share"] for r in rs])), 4),
             },
             "claim6_weights": {

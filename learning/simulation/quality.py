@@ -89,6 +89,13 @@ def held_share(history: loop.History) -> float:
     return float((history.decision[last] == loop.HELD).mean())
 
 
+def warning_bad_share(history: loop.History) -> float:
+    """The true share bad among the outputs delivered as warnings in the last 7 days: what
+    the held share buys (the warning band's budget, ``alpha_warning``, is on this)."""
+    warned = history.last_days(LAST_DAYS) & (history.decision == loop.WARNING)
+    return float((history.truth[warned] == BAD).mean()) if warned.any() else 0.0
+
+
 def approved_share(history: loop.History) -> float:
     last = history.last_days(LAST_DAYS)
     return float((history.decision[last] == loop.APPROVED).mean())

@@ -39,6 +39,12 @@ MIN_GAP = 0.1
 # Lowering the review threshold delivers the outputs just below it as warnings: this is how
 # far below it they are looked at, wide enough to hold a few dozen held outputs.
 RELEASE_SLICE = 0.5
+# ... and delivered only where that slice is shown more likely fine than bad. Without this
+# the band's own budget alone would release a slice that is mostly bad as long as the many
+# good warnings above dilute it (in the simulated world, down to outputs 90 % bad, with the
+# band still within 25 %); with only the band's budget as the slice's cap, it holds slices
+# a third bad whose release keeps the warnings at a fifth of their budget.
+RELEASE_MAX_BAD = 0.5
 ADR_RATE = 0.9
 TESTABLE_HEADROOM = 2.0
 
@@ -187,14 +193,33 @@ def warning_band_move(
         return Proposal("review", review, round(new, 4), why, evidence, state)
 
     below = _band_bound(window, review - RELEASE_SLICE, review, delta)
+    # The warnings as they would be once the slice is delivered.
+    joined = _band_bound(window, review - RELEASE_SLICE, approve, delta)
     evidence["release"] = {"from": review - RELEASE_SLICE, "to": review, **below.as_dict()}
-    releasable = review - max_step >= 0 and below.effective_n >= needed and below.bound <= alpha
-    release = (
-        f"The held outputs within {RELEASE_SLICE:g} below have P(bad) {below.estimate:.4f} "
-        f"(bound {below.bound:.4f}): lowered by {max_step:g}."
-        if releasable
-        else ""
+    evidence["joined"] = {"from": review - RELEASE_SLICE, "to": approve, **joined.as_dict()}
+    slice_cap = max(alpha, RELEASE_MAX_BAD)
+    # The slice within the band's budget itself can come down however thin the band; one
+    # only more likely fine than bad, where the band with it is shown within budget.
+    slice_within = below.effective_n >= needed and below.bound <= alpha
+    band_keeps = (
+        below.effective_n >= certify.minimum_effective_sample(slice_cap, delta_sampling)
+        and below.bound <= slice_cap
+        and joined.effective_n >= needed
+        and joined.bound <= alpha
     )
+    releasable = review - max_step >= 0 and (slice_within or band_keeps)
+    release = ""
+    if releasable:
+        release = (
+            f"The held outputs within {RELEASE_SLICE:g} below have P(bad) {below.estimate:.4f} "
+            f"(bound {below.bound:.4f})"
+        )
+        if not slice_within:
+            release += (
+                f", more likely fine than bad, and with them the warnings' P(bad) is "
+                f"bounded by {joined.bound:.4f}"
+            )
+        release += f": lowered by {max_step:g}."
     if band.effective_n < needed:
         why = (
             f"Underpowered: {band.effective_n:.0f} effective judged warnings, "
@@ -253,8 +278,9 @@ def warning_band_move(
     return proposal(
         review,
         State.CERTIFIED,
-        f"{within} Held: the outputs just below are not shown to be within budget "
-        f"({below.effective_n:.0f} effective, bound {below.bound:.4f}).",
+        f"{within} Held: the outputs just below are not shown to be more likely fine than "
+        f"bad with the warnings kept within budget ({below.effective_n:.0f} effective, "
+        f"bound {below.bound:.4f}; with them, the warnings' bound {joined.bound:.4f}).",
     )
 
 

@@ -293,6 +293,39 @@ def test_warning_band_within_budget_with_a_clean_slice_below_lowers_one_step():
     assert p.new == pytest.approx(3.9)
 
 
+def test_a_slice_a_third_bad_comes_down_while_the_warnings_stay_within_budget():
+    # Warnings 5 % bad; held outputs just below 35 % bad, over the band's budget of 25 % but
+    # more likely fine than bad. Delivered, they leave the warnings 10 % bad: a step down.
+    w = band_window([(5.0, 2000, 100), (3.8, 400, 140)])
+    below, joined = bound_of(w, 3.5, 4.0), bound_of(w, 3.5, 7.0)
+    assert 0.25 < below.bound < 0.5 and joined.bound < 0.25
+    p = thresholds.warning_band_move(w, review=4.0, approve=7.0, alpha=0.25, delta=DELTA)
+    assert p.state == State.CERTIFIED
+    assert p.new == pytest.approx(3.9)
+    assert "more likely fine than bad" in p.reason
+
+
+def test_a_slice_a_third_bad_stays_held_where_it_would_break_the_warnings_budget():
+    # Warnings 20 % bad; three times as many held outputs just below, 35 % bad. Delivered,
+    # the warnings would be 31 % bad.
+    w = band_window([(5.0, 400, 80), (3.8, 1200, 420)])
+    assert bound_of(w, 3.5, 7.0).estimate > 0.25
+    p = thresholds.warning_band_move(w, review=4.0, approve=7.0, alpha=0.25, delta=DELTA)
+    assert p.state == State.CERTIFIED
+    assert p.new == 4.0
+
+
+@pytest.mark.parametrize(("alpha", "expected"), [(0.25, 4.0), (0.6, 3.9)])
+def test_a_slice_half_bad_comes_down_only_under_a_budget_above_a_half(alpha, expected):
+    # Held outputs just below, half bad, are not more likely fine than bad: they stay held
+    # under a warnings' budget of 25 %, however clean the warnings; under an admin's budget
+    # of 60 % the slice's cap is that budget, and they are within it.
+    w = band_window([(5.0, 4000, 0), (3.8, 2000, 1000)])
+    assert bound_of(w, 3.5, 7.0).bound < 0.25
+    p = thresholds.warning_band_move(w, review=4.0, approve=7.0, alpha=alpha, delta=DELTA)
+    assert p.new == pytest.approx(expected)
+
+
 def test_warning_band_over_budget_rises_at_once_to_the_lowest_band_within():
     # 6.5s: 5 % bad; 5.0s: 90 % bad. Any band from 5.1 up holds only the 6.5s, within 25 %;
     # from 5.0 down the 5.0s join it.
@@ -379,6 +412,12 @@ def evidence_of(w, *, band, release, alpha=0.25, delta=DELTA, needed=NEEDED_95, 
             "from": release[0],
             "to": release[1],
             **bound_of(w, *release, delta, **kwargs).as_dict(),
+        },
+        # The warnings as they would be with the slice below delivered.
+        "joined": {
+            "from": release[0],
+            "to": band[1],
+            **bound_of(w, release[0], band[1], delta, **kwargs).as_dict(),
         },
     }
 
@@ -503,12 +542,17 @@ def test_a_band_within_budget_over_a_clean_slice_says_both():
 def test_a_band_within_budget_over_a_bad_slice_says_why_it_holds():
     w = band_window([(5.0, 2000, 100), (3.8, 400, 240), (1.0, 4000, 0)])
     band, below = bound_of(w, 4.0, 7.0, delta=0.1), bound_of(w, 3.5, 4.0, delta=0.1)
+    joined = bound_of(w, 3.5, 7.0, delta=0.1)
+    # Delivered, the slice would keep the warnings within budget; but it is mostly bad.
+    assert joined.bound < 0.25 and below.estimate == 0.6
     p = thresholds.warning_band_move(w, review=4.0, approve=7.0, alpha=0.25, delta=0.1)
     assert p == review_proposal(
         4.0,
         State.CERTIFIED,
         f"The warnings' P(bad) 0.0500 is bounded by {band.bound:.4f}. Held: the outputs just "
-        f"below are not shown to be within budget (400 effective, bound {below.bound:.4f}).",
+        "below are not shown to be more likely fine than bad with the warnings kept within "
+        f"budget (400 effective, bound {below.bound:.4f}; with them, the warnings' bound "
+        f"{joined.bound:.4f}).",
         evidence_of(
             w,
             band=(4.0, 7.0),
