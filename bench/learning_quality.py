@@ -137,6 +137,7 @@ def summary(results: list[dict], delta: float) -> dict:
             "units": len(tight),
             "alert_within_4_runs": round(sum(u["alert_within"] for u in tight) / len(tight), 4),
             "climbed": sum(u["climbed"] for u in tight),
+            "climbed_uncertified": sum(u["climbed_uncertified"] for u in tight),
         }
     perfect = [u for r in by_kind.get("perfect", []) for u in r["hindsight"]]
     if perfect:

@@ -9,11 +9,15 @@ inside a bucket takes the share of it that lies below. Over ``days`` days:
   held     = outputs below the review threshold / days        (each is reviewed)
   audits   = warning-band outputs / days * audit_rate_warning
            + approve-band outputs / days * audit_rate_approved
-  seconds  = (held + audits) * double_review_rate
+  seconds  = held * double_review_rate
+           + each band's audits * (double_review_rate + (1 - double_review_rate) * r)
   reviews  = held + audits + seconds
 
-(adjudications, which follow disagreeing second reviews, are left out). This is the gate
-out of cold start; in cold start it holds everything.
+where r is the band's non-approval rate below: an audit that finds fault is always reviewed
+a second time (docs/review-queue.md). r counts style-only modifies too, which need no second
+review, so this errs high; a band with no review yet adds none. Adjudications, which follow
+disagreeing second reviews, are left out. This is the gate out of cold start; in cold start
+it holds everything.
 
 Non-approval by band. Each first review (the slot an output was held or audited in; bulk
 decisions left out) says whether a human approved the output unchanged, and stands for
@@ -116,14 +120,17 @@ def what_if(
     below_review = outputs_below(histogram, review_threshold)
     below_approve = outputs_below(histogram, approve_threshold)
     held = below_review / days
-    audits = (
-        (below_approve - below_review) * audit_rate_warning
-        + (total - below_approve) * audit_rate_approved
-    ) / days
-    seconds = (held + audits) * double_review_rate
+    warning_audits = (below_approve - below_review) * audit_rate_warning / days
+    approved_audits = (total - below_approve) * audit_rate_approved / days
+    audits = warning_audits + approved_audits
     edges = (0.0, review_threshold, approve_threshold, SCORE_MAX)
     bands = tuple(
         band_rate(review_cells, name, edges[i], edges[i + 1]) for i, name in enumerate(BANDS)
+    )
+    _, warning, approve = bands
+    seconds = held * double_review_rate + sum(
+        band_audits * (double_review_rate + (1 - double_review_rate) * (band.rate or 0.0))
+        for band_audits, band in ((warning_audits, warning), (approved_audits, approve))
     )
     return WhatIf(
         review_threshold=review_threshold,

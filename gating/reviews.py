@@ -450,6 +450,14 @@ def _first_reviews(output_ids: list[int]) -> dict[int, Review]:
     return first
 
 
+def _audit_finds_fault(item: ReviewItem, review: Review) -> bool:
+    """An audit's first verdict that finds fault with a delivered output gets a second review,
+    drawn or not. It is the only evidence that the gate let an error through, and on one
+    review the label model cannot tell a reviewer's slip from a bad output among the
+    top scores, where errors are rare (docs/learning.md)."""
+    return item.is_audit and review.finds_fault
+
+
 def _advance(decided: list[tuple[ReviewItem, Review]]) -> None:
     """Queue the next round for each just-decided slot, or finalize its output."""
     follow_ups: list[ReviewItem] = []
@@ -459,7 +467,7 @@ def _advance(decided: list[tuple[ReviewItem, Review]]) -> None:
     for item, review in decided:
         now = review.decided_at
         if item.kind in _FIRST_KINDS:
-            if item.needs_second_review:
+            if item.needs_second_review or _audit_finds_fault(item, review):
                 follow_ups.append(_follow_up_item(item, Kind.SECOND, now))
             else:
                 finals.append((item, review, now))

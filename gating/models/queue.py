@@ -197,3 +197,10 @@ class Review(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} by {self.reviewer} on output {self.output_id}"
+
+    @property
+    def finds_fault(self) -> bool:
+        """The reviewer found the output wrong: a reject, or a modify not marked style only."""
+        return self.action == self.Action.REJECT or (
+            self.action == self.Action.MODIFY and not self.style_only
+        )

@@ -4,8 +4,9 @@ Each history replays ``days`` of the world's traffic in 6-hour blocks. In each b
 gate scores the block's outputs with the current validator weights and thresholds; held
 outputs queue for review, delivered ones are drawn for audit at their rate; reviewers work
 the queue up to their capacity, audits first up to the reserved share; a share of the
-reviewed outputs is reviewed twice, and a disagreement is adjudicated by the lead, whose
-call is one more verdict. Then the cycles run as beat runs them: validators every block, thresholds
+reviewed outputs is reviewed twice, as is every audit whose first verdict finds fault (as
+``gating.reviews`` does), and a disagreement is adjudicated by the lead, whose call is one
+more verdict. Then the cycles run as beat runs them: validators every block, thresholds
 every other block, on the verdicts of the lookback window, through the same pure
 functions as ``learning.cycles`` (the label model, the weight update, the guarded
 threshold policy). The ground truth is kept beside every output, so that what the policy
@@ -263,13 +264,15 @@ def _scores(traffic: _Traffic, rows: np.ndarray, state: dict, pairs: np.ndarray)
 
 
 def _review(run: _Run, output: int) -> None:
-    """One reviewer's verdict, a second one's for the double-review share, and the lead's
-    where those two disagree (the adjudication, one more verdict)."""
+    """One reviewer's verdict, a second one's for the double-review share and for an audit
+    found at fault, and the lead's where those two disagree (the adjudication, one more
+    verdict)."""
     truth = world.TRUTHS[run.traffic.truth[output]]
     people, rng = run.settings.reviewers, run.rng
     first = int(rng.integers(len(people)))
     said = [(first, _decide(people[first], truth, rng))]
-    if rng.random() < run.settings.double_review_rate:
+    audit_finds_fault = run.decision[output] != HELD and said[0][1] != labels.APPROVE
+    if rng.random() < run.settings.double_review_rate or audit_finds_fault:
         second = (first + int(rng.integers(1, len(people)))) % len(people)
         said.append((second, _decide(people[second], truth, rng)))
         if said[0][1] != said[1][1]:

@@ -103,8 +103,9 @@ def approved_share(history: loop.History) -> float:
 
 def not_attainable_within(history: loop.History, runs: int, in_a_row: int) -> list[dict]:
     """Per task type: whether "not attainable" held ``in_a_row`` runs in a row within its
-    first ``runs`` runs (the alert's rule), and whether the approve threshold ever rose
-    above where it started."""
+    first ``runs`` runs (the alert's rule), whether the approve threshold ever rose above
+    where it started, and whether it ever rose in a run that did not certify the new value
+    (a climb on no evidence; a budget met at the very top can be certified later)."""
     start = history.settings.approve
     rows = []
     for t in range(len(history.config.task_types)):
@@ -118,9 +119,21 @@ def not_attainable_within(history: loop.History, runs: int, in_a_row: int) -> li
                 "task_type": history.config.task_types[t].name,
                 "alert_within": opened,
                 "climbed": any(r.approve > start for r in history.runs if r.task_type == t),
+                "climbed_uncertified": _climbed_uncertified(
+                    [r for r in history.runs if r.task_type == t], start
+                ),
             }
         )
     return rows
+
+
+def _climbed_uncertified(runs: list, start: float) -> bool:
+    before = start
+    for r in runs:
+        if r.approve > before and r.approve_state != "certified":
+            return True
+        before = r.approve
+    return False
 
 
 def hindsight_loss(history: loop.History) -> list[dict]:

@@ -208,9 +208,11 @@ def test_each_problem_is_shown_in_words_and_nothing_changes(
 # [4, 4.5), 30 in [7, 7.5), 40 in [9.5, 10]. Review below 4.25, approve from 7:
 #   below 4.25: 10 + 20 * (0.25 / 0.5) = 20; below 7: 30; in all 100
 #   held a day    20 / 2                           = 10
-#   audits a day  (10 * 0.1 + 70 * 0.02) / 2       = 1.2
-#   seconds       (10 + 1.2) * 0.1                 = 1.12
-#   reviews a day 10 + 1.2 + 1.12                  = 12.32
+#   audits a day  (10 * 0.1 + 70 * 0.02) / 2       = 1.2 (0.5 warnings, 0.7 approved)
+#   seconds       10 * 0.1 + 0.5 * (0.1 + 0.9 * 0.2) + 0.7 * (0.1 + 0.9 * 0) = 1.21
+#                 (the warning band's audits find fault 20 % of the time, below; each of
+#                 those is reviewed again)
+#   reviews a day 10 + 1.2 + 1.21                  = 12.41
 # First reviews: in [3.9, 4) 8 rejected and 12 approved, held (weight 1 each): 8 / 20,
 # effective n 20. In [5, 5.1) audits drawn at 0.1 (weight 10 each): 2 rejected, 8 approved:
 # 20 / 100, effective n 100² / (10 * 10²) = 10. In [9.9, 10) 5 approved audits drawn at 0.02
@@ -244,8 +246,9 @@ def _cells():
 def _assert_hand_computed(result, days: float):
     assert result.held_per_day == pytest.approx(20 / days)
     assert result.audits_per_day == pytest.approx(2.4 / days)
-    assert result.second_reviews_per_day == pytest.approx((20 + 2.4) / days * 0.1)
-    assert result.reviews_per_day == pytest.approx((20 + 2.4) / days * 1.1)
+    seconds = (20 * 0.1 + 1.0 * (0.1 + 0.9 * 0.2) + 1.4 * 0.1) / days
+    assert result.second_reviews_per_day == pytest.approx(seconds)
+    assert result.reviews_per_day == pytest.approx((20 + 2.4) / days + seconds)
     below, warning, approve = result.bands
     for band, (bad, n) in zip((below, warning, approve), [(8, 20), (2, 10), (0, 5)], strict=True):
         assert band.rate == pytest.approx(bad / n)
@@ -269,8 +272,8 @@ def test_what_if_against_a_hand_computation():
     )
     assert result.held_per_day == pytest.approx(10)
     assert result.audits_per_day == pytest.approx(1.2)
-    assert result.second_reviews_per_day == pytest.approx(1.12)
-    assert result.reviews_per_day == pytest.approx(12.32)
+    assert result.second_reviews_per_day == pytest.approx(1.21)
+    assert result.reviews_per_day == pytest.approx(12.41)
     _assert_hand_computed(result, days=2.0)
 
 
@@ -328,7 +331,8 @@ def test_the_what_if_panel_reads_the_rollups(user_in, task_type):
 
     assert response.status_code == 200
     _assert_hand_computed(response.context["what_if"], days=1.0)
-    assert 'id="reviews-per-day">24.6<' in response.content.decode()
+    # 20 held + 2.4 audits + 2.42 second reviews (2 + 1.0 * 0.28 + 1.4 * 0.1), a day.
+    assert 'id="reviews-per-day">24.8<' in response.content.decode()
 
 
 @pytest.mark.parametrize("query", ["review=8&approve=7", "review=x", "approve=11"])

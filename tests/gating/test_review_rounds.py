@@ -163,13 +163,78 @@ def test_a_rejected_audit_leaves_the_delivery_alone_and_tells_the_gateway(
     assert output.status == "approved"  # delivered at once
 
     item = claim_and_decide(reviewers[0], "reject", reason="other")
-
     assert item.kind == "audit" and item.is_audit
+    # A fault found by an audit is checked by a second reviewer before it stands.
+    assert not WebhookDelivery.objects.exists()
+    second = claim_and_decide(reviewers[1], "reject", reason="other")
+    assert second.kind == "second" and second.is_audit
+
     output.refresh_from_db()
     assert (output.status, output.final_output_text) == ("approved", output.output_text)
     delivery = WebhookDelivery.objects.get()
     assert delivery.event_type == "output.audit_rejected"
     assert delivery.payload["output"]["id"] == output.pk
+
+
+@pytest.fixture
+def audited(gateway):
+    """An output delivered at once and drawn for audit (never for a drawn second review)."""
+    from gating import services
+    from gating.submissions import OutputSubmission
+    from tests.factories import SubmissionFactory, TaskTypeFactory
+
+    TaskTypeFactory(
+        name="warm", audit_rate_approved=1.0, audit_rate_warning=1.0, double_review_rate=0.0
+    )
+    output = services.output_ingest(
+        source=gateway, submission=OutputSubmission(**SubmissionFactory(task_type="warm"))
+    ).output
+    assert output.status == "approved"
+    assert not ReviewItem.objects.get(output=output).needs_second_review
+    return output
+
+
+def _rounds(output) -> list[tuple[str, str]]:
+    return list(
+        ReviewItem.objects.filter(output=output).order_by("id").values_list("kind", "state")
+    )
+
+
+@pytest.mark.parametrize(
+    ("action", "fields"),
+    [("reject", {"reason": "other"}), ("modify", {"edited_output": "Better."})],
+)
+def test_an_audit_that_finds_fault_gets_a_second_review(audited, reviewers, action, fields):
+    claim_and_decide(reviewers[0], action, **fields)
+    assert _rounds(audited) == [("audit", "decided"), ("second", "open")]
+    # The second reviewer disagrees: the lead adjudicates, as for any second review.
+    claim_and_decide(reviewers[1], "approve")
+    assert _rounds(audited) == [
+        ("audit", "decided"),
+        ("second", "decided"),
+        ("adjudication", "open"),
+    ]
+    second = ReviewItem.objects.get(output=audited, kind="second")
+    assert (second.is_audit, second.inclusion_probability) == (True, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("action", "fields"),
+    [("approve", {}), ("modify", {"edited_output": "Nicer.", "style_only": True})],
+)
+def test_an_audit_that_finds_no_fault_is_final(audited, reviewers, action, fields):
+    before = TaskType.objects.get(name="warm").reviewed_count
+    claim_and_decide(reviewers[0], action, **fields)
+    assert _rounds(audited) == [("audit", "decided")]
+    assert TaskType.objects.get(name="warm").reviewed_count == before + 1
+
+
+def test_a_held_output_rejected_once_is_final_unless_drawn(held_outputs, reviewers):
+    # What the gate held was never delivered: a reject decides it, as before.
+    output = held_outputs(1, double_review_rate=0.0)[0]
+    claim_and_decide(reviewers[0], "reject", reason="other")
+    assert _rounds(output) == [("review", "decided")]
+    assert Output.objects.get(pk=output.pk).status == "rejected"
 
 
 def test_a_lead_bulk_rejects_a_broken_model(held_outputs, lead, client_for, reviewers):

@@ -664,6 +664,18 @@ def test_only_a_rejecting_audit_of_a_delivered_output_emits(
         item_decide(
             item_id=item.pk, reviewer=reviewer, decision=DecisionInput(action=action, reason=reason)
         )
+    if action == "reject":
+        # A fault found by an audit is reviewed again before it stands: nothing yet.
+        assert not WebhookDelivery.objects.exists()
+        other = user_in(Role.REVIEWER)
+        second = item_claim(reviewer=other)
+        assert second.kind == "second"
+        with django_capture_on_commit_callbacks(execute=True):
+            item_decide(
+                item_id=second.pk,
+                reviewer=other,
+                decision=DecisionInput(action="reject", reason=reason),
+            )
 
     deliveries = list(WebhookDelivery.objects.all())
     assert len(deliveries) == len(outboxed()) == events

@@ -1,8 +1,9 @@
 """The learning policy in closed-loop histories, against the simulated world's ground truth
 (learning/simulation/loop.py, measured by learning/simulation/quality.py).
 
-A reduced count of bench/learning_quality.py's histories: one 30-day history of the default
-world at 10,000 outputs a day, and a short one with a budget that cannot be met. Only
+A reduced count of bench/learning_quality.py's histories, 30 days at 10,000 outputs a day:
+one of the default world, one where every reviewer is careful, one where reviewers never
+err, and a short one with a budget that cannot be met. Only
 what holds is asserted here; docs/performance.md gives every claim's figures, met or not. What each
 checks comes from the truth the loop keeps beside every output, never from the policy's own
 figures.
@@ -58,11 +59,21 @@ def test_rare_decisive_validators_keep_their_weight(default_world):
 
 
 def test_what_is_certified_holds_against_the_truth(default_world):
-    # Claim 1, where it applies: task types whose approve threshold was certified in every
-    # run of the last week auto-approved outputs within both budgets.
-    certified = [u for u in quality.approved_error(default_world) if u["certified_throughout"]]
+    # Claim 1: task types whose approve threshold was certified in every run of the last
+    # week auto-approved outputs within both budgets; and here every task type was.
+    rows = quality.approved_error(default_world)
+    certified = [u for u in rows if u["certified_throughout"]]
     assert certified, "no task type was certified all week"
     assert not [u for u in certified if u["exceeds"]]
+    assert not [u for u in rows if u["exceeds"]], rows
+
+
+def test_the_approve_threshold_settles_in_the_certified_band(default_world):
+    # Claim 3: it ends between 9.3 and 9.9 and moves by at most 0.3 over the last 10 runs.
+    for row in quality.approve_path(default_world):
+        assert 9.3 <= row["final"] <= 9.9, row
+        assert row["moved_last_10"] <= 0.3, row
+        assert row["final_state"] == "certified", row
 
 
 def test_a_budget_that_cannot_be_met_is_never_climbed_toward():
@@ -84,15 +95,26 @@ def test_a_budget_that_cannot_be_met_is_never_climbed_toward():
     assert sum(r["alert_within"] for r in rows) >= 3, rows
 
 
-def test_with_reviewers_who_never_err_every_task_type_is_certified_and_holds():
-    # Claim 5's world. Under ADR-0003's capped multiplier the accuracy bonus tied a third of
-    # classify's and extract's outputs at 10.0, 5 to 7 % of them needing an edit: both ended
-    # "not attainable" at the 7.0 default, auto-approving outputs over budget. With the bonus
-    # on the odds (validators-v2) every task type is certified all of the last week, and its
-    # auto-approved outputs are within both budgets by the truth.
+# Every task type certified all of the last week, its auto-approved outputs within both
+# budgets by the truth:
+# * where reviewers never err (claim 5's world). Under ADR-0003's capped multiplier the
+#   accuracy bonus tied a third of classify's and extract's outputs at 10.0, 5 to 7 % of them
+#   needing an edit: both ended "not attainable" at the 7.0 default, auto-approving outputs
+#   over budget. The bonus on the odds (validators-v2) mended it.
+# * where every reviewer is as careful as the accurate one (claim 1). Before faults found by
+#   audits were checked by a second review, three task types of four in this history stayed
+#   underpowered all 30 days: the label model could not tell a careful reviewer's rare slip
+#   from a bad output among the top scores, and its spread kept the bound on P(bad) over
+#   0.01. They auto-approved at the 7.0 default, 11 to 19 % of it needing an edit.
+@pytest.mark.parametrize(
+    ("reviewers", "seed"),
+    [(loop.perfect_reviewers, 1004), (loop.accurate_reviewers, 1003)],
+    ids=["never-err", "careful"],
+)
+def test_every_task_type_is_certified_and_holds(reviewers, seed):
     history = loop.run_history(
-        loop.history_config(1004, days=30, outputs_per_day=OUTPUTS_PER_DAY),
-        loop.perfect_reviewers(loop.LoopSettings(reviews_per_day=REVIEWS_PER_DAY)),
+        loop.history_config(seed, days=30, outputs_per_day=OUTPUTS_PER_DAY),
+        reviewers(loop.LoopSettings(reviews_per_day=REVIEWS_PER_DAY)),
     )
     rows = quality.approved_error(history)
     assert all(u["certified_throughout"] and not u["exceeds"] for u in rows), rows
