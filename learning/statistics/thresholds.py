@@ -13,8 +13,10 @@ Pure functions over a window of judged outputs (numpy arrays, no ORM).
   among outputs scoring in [review, approve) the traffic's P(bad) must be bounded by
   ``alpha_warning``. Over budget, the review threshold rises at once to the lowest value
   whose band is within it; within budget, it comes down one step only where the outputs
-  just below it, the ones a step would deliver, are themselves within budget. So a clean
-  tail far below never pulls the threshold down through the bad outputs above it.
+  just below it, the ones the next steps would deliver, are themselves within budget, or
+  more likely fine than bad with the warnings, once they join, still within budget. So a
+  clean tail far below never pulls the threshold down through the bad outputs above it,
+  and the many good warnings never carry a mostly bad slice out with them.
 
 ``adr0003`` is ADR-0003's rule as written, kept for comparison: over the last 48 hours'
 reviews, if more than 90 % were approved with a score above the review threshold, raise
