@@ -118,18 +118,26 @@ def _truths_of(output_ids) -> dict[int, Truth]:
 
 
 def _work_hour(hour, people, queue, per_hour, rng) -> int:
-    """Live: at each turn the reviewer claims and decides one item, until their capacity or
-    the queue runs out."""
+    """Live: at each turn the reviewer claims and decides one item that has arrived by then,
+    until their capacity or the queue runs out."""
     decided = 0
     idle = set()
+    hour_end = hour + timedelta(hours=1)
     for at, user, profile in _turns(hour, people, per_hour, rng):
         if user.pk in idle:
             continue
-        item = reviews.item_claim(reviewer=user, items=queue, now=at)
+        # The hour's outputs are all gated before its turns are taken: a turn may only see
+        # what had arrived by its time.
+        item = reviews.item_claim(reviewer=user, items=queue.filter(queued_at__lte=at), now=at)
         if item is None:
-            idle.add(user.pk)
-            if len(idle) == len(people):
-                break
+            # Nothing yet is not nothing this hour: more may arrive before it ends.
+            arriving = queue.filter(
+                state=ReviewItem.State.OPEN, queued_at__gt=at, queued_at__lt=hour_end
+            )
+            if not arriving.exists():
+                idle.add(user.pk)
+                if len(idle) == len(people):
+                    break
             continue
         truth = _truths_of([item.output_id])[item.output_id]
         reviews.item_decide(
