@@ -141,17 +141,19 @@ def summary(results: list[dict], delta: float) -> dict:
         }
     perfect = [u for r in by_kind.get("perfect", []) for u in r["hindsight"]]
     if perfect:
-        losses = [u["loss"] for u in perfect if u["loss"] is not None]
-        # A negative loss is no success: the policy approved more than any threshold within
-        # both budgets would have, so its auto-approved outputs broke a budget.
+        judged = [u for u in perfect if u["loss"] is not None]
+        losses = [u["loss"] for u in judged]
+        # Approving more than the hindsight best (a negative loss) loses nothing only where
+        # what was approved kept within both budgets (quality.hindsight_loss).
+        within = [u["loss"] <= 0.10 and (u["loss"] >= 0 or not u["exceeds"]) for u in judged]
         out["claim5_hindsight"] = {
             "units": len(perfect),
-            "no_threshold_within_budget": len(perfect) - len(losses),
-            "over_approved": sum(x < 0 for x in losses),
+            "no_threshold_within_budget": len(perfect) - len(judged),
+            "over_approved_over_budget": sum(u["loss"] < 0 and u["exceeds"] for u in judged),
+            "over_approved_within_budget": sum(u["loss"] < 0 and not u["exceeds"] for u in judged),
             "loss_max": max(losses) if losses else None,
-            "within_10_percent": round(
-                sum(0 <= x <= 0.10 for x in losses) / max(len(losses), 1), 4
-            ),
+            "within_10_percent": round(sum(within) / max(len(judged), 1), 4),
+            "holds": bool(judged) and all(within) and len(judged) == len(perfect),
         }
     return out
 

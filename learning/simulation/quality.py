@@ -139,9 +139,15 @@ def _climbed_uncertified(runs: list, start: float) -> bool:
 def hindsight_loss(history: loop.History) -> list[dict]:
     """Per task type: the auto-approved share of the last 7 days against the largest share
     any single threshold would have approved within both budgets, chosen knowing the
-    truth (on the final scores)."""
+    truth (on the final scores); and whether what was auto-approved broke a budget.
+
+    The loss is negative where the policy approved more than that best: its thresholds
+    moved during the week and scored with the weights of their time, not the final ones.
+    That is no loss where what it approved kept within both budgets, and no success where
+    it did not."""
     last = history.last_days(LAST_DAYS)
     budgets = history.settings.budgets
+    errors = approved_error(history)
     rows = []
     for t in range(len(history.config.task_types)):
         mine = last & (history.task_type == t)
@@ -155,13 +161,14 @@ def hindsight_loss(history: loop.History) -> list[dict]:
             bad = (truth[above] == BAD).mean()
             if edit <= budgets.alpha_edit and bad <= budgets.alpha_bad:
                 best = max(best, float(above.mean()))
-        achieved = float((history.decision[mine] == loop.APPROVED).mean())
+        achieved = float((history.decision[mine] == loop.APPROVED).mean()) if mine.any() else 0.0
         rows.append(
             {
                 "task_type": history.config.task_types[t].name,
                 "approved": round(achieved, 4),
                 "hindsight_best": round(best, 4),
                 "loss": round(1 - achieved / best, 4) if best else None,
+                "exceeds": errors[t]["exceeds"],
             }
         )
     return rows

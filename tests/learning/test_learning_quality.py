@@ -9,6 +9,8 @@ checks comes from the truth the loop keeps beside every output, never from the p
 figures.
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -76,6 +78,20 @@ def test_the_approve_threshold_settles_in_the_certified_band(default_world):
         assert row["final_state"] == "certified", row
 
 
+def test_what_is_held_stays_near_the_no_learning_baseline(default_world):
+    # Claim 3, held share: the last week's held share is at most 5 points over the same
+    # traffic's without learning, whose review threshold stays at 4.0 and whose warnings are
+    # about 30 % bad; and the warnings delivered with learning are within their budget by
+    # the truth. A release cap of a half held 4 to 5 points more (docs/learning.md).
+    baseline = loop.run_history(
+        default_world.config, dataclasses.replace(default_world.settings, learn=False)
+    )
+    assert quality.held_share(default_world) <= quality.held_share(baseline) + 0.05
+    warning_bad = quality.warning_bad_share(default_world)
+    assert warning_bad <= default_world.settings.budgets.alpha_warning
+    assert warning_bad < quality.warning_bad_share(baseline)
+
+
 def test_a_budget_that_cannot_be_met_is_never_climbed_toward():
     # Part of claim 4: with P(edit or bad) <= 0.005, far below the world's error at any
     # threshold, the approve threshold stays where it started and nothing is certified.
@@ -95,8 +111,9 @@ def test_a_budget_that_cannot_be_met_is_never_climbed_toward():
     assert sum(r["alert_within"] for r in rows) >= 3, rows
 
 
-# Every task type certified all of the last week, its auto-approved outputs within both
-# budgets by the truth:
+# Every task type auto-approved all of the last week at a certified threshold (certified in
+# that run, or held there by an underpowered one, which never moves off the last certified
+# value) and ended certified, its auto-approved outputs within both budgets by the truth:
 # * where reviewers never err (claim 5's world). Under ADR-0003's capped multiplier the
 #   accuracy bonus tied a third of classify's and extract's outputs at 10.0, 5 to 7 % of them
 #   needing an edit: both ended "not attainable" at the 7.0 default, auto-approving outputs
@@ -117,5 +134,15 @@ def test_every_task_type_is_certified_and_holds(reviewers, seed):
         reviewers(loop.LoopSettings(reviews_per_day=REVIEWS_PER_DAY)),
     )
     rows = quality.approved_error(history)
-    assert all(u["certified_throughout"] and not u["exceeds"] for u in rows), rows
+    assert not [u for u in rows if u["exceeds"]], rows
     assert all(u["approved"] > 0 for u in rows), rows
+    last_week = history.block[history.last_days(7)].min()
+    for t in range(len(history.config.task_types)):
+        runs = [r for r in history.runs if r.task_type == t]
+        certified = None
+        for r in runs:
+            if r.approve_state == "certified":
+                certified = r.approve
+            if r.block >= last_week:
+                assert r.approve == certified, (t, r.block, r.approve_state, r.approve)
+        assert runs[-1].approve_state == "certified", (t, runs[-1])

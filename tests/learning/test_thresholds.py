@@ -279,9 +279,9 @@ def band_window(rows):
 
 
 def test_warning_band_within_budget_with_a_bad_slice_below_holds():
-    # Warnings (4.0 to 7.0) are 5 % bad; the held outputs just below 4.0 are 60 % bad, and
+    # Warnings (4.0 to 7.0) are 5 % bad; the held outputs just below 4.0 are 75 % bad, and
     # far below, a clean tail. The threshold stays: the clean tail never pulls it down.
-    w = band_window([(5.0, 2000, 100), (3.8, 400, 240), (1.0, 4000, 0)])
+    w = band_window([(5.0, 2000, 100), (3.8, 400, 300), (1.0, 4000, 0)])
     p = thresholds.warning_band_move(w, review=4.0, approve=7.0, alpha=0.25, delta=DELTA)
     assert p.state == State.CERTIFIED
     assert p.new == 4.0
@@ -295,14 +295,14 @@ def test_warning_band_within_budget_with_a_clean_slice_below_lowers_one_step():
 
 def test_a_slice_a_third_bad_comes_down_while_the_warnings_stay_within_budget():
     # Warnings 5 % bad; held outputs just below 35 % bad, over the band's budget of 25 % but
-    # more likely fine than bad. Delivered, they leave the warnings 10 % bad: a step down.
+    # under the slice's cap. Delivered, they leave the warnings 10 % bad: a step down.
     w = band_window([(5.0, 2000, 100), (3.8, 400, 140)])
     below, joined = bound_of(w, 3.5, 4.0), bound_of(w, 3.5, 7.0)
     assert 0.25 < below.bound < 0.5 and joined.bound < 0.25
     p = thresholds.warning_band_move(w, review=4.0, approve=7.0, alpha=0.25, delta=DELTA)
     assert p.state == State.CERTIFIED
     assert p.new == pytest.approx(3.9)
-    assert "more likely fine than bad" in p.reason
+    assert "at most 67% bad" in p.reason
 
 
 def test_a_slice_a_third_bad_stays_held_where_it_would_break_the_warnings_budget():
@@ -315,12 +315,16 @@ def test_a_slice_a_third_bad_stays_held_where_it_would_break_the_warnings_budget
     assert p.new == 4.0
 
 
-@pytest.mark.parametrize(("alpha", "expected"), [(0.25, 4.0), (0.6, 3.9)])
-def test_a_slice_half_bad_comes_down_only_under_a_budget_above_a_half(alpha, expected):
-    # Held outputs just below, half bad, are not more likely fine than bad: they stay held
-    # under a warnings' budget of 25 %, however clean the warnings; under an admin's budget
-    # of 60 % the slice's cap is that budget, and they are within it.
-    w = band_window([(5.0, 4000, 0), (3.8, 2000, 1000)])
+@pytest.mark.parametrize(
+    ("bad", "alpha", "expected"),
+    [(1200, 0.25, 3.9), (1500, 0.25, 4.0), (1500, 0.8, 3.9)],
+)
+def test_a_slice_comes_down_only_if_at_most_two_in_three_bad(bad, alpha, expected):
+    # Held outputs just below, 60 % bad (bound about 0.62), come down under a warnings'
+    # budget of 25 %, the warnings staying 12 % bad; 75 % bad, they stay held however clean
+    # the warnings, unless an admin's budget for the warnings is higher still (80 %): the
+    # slice's cap is then that budget, and they are within it.
+    w = band_window([(5.0, 8000, 0), (3.8, 2000, bad)])
     assert bound_of(w, 3.5, 7.0).bound < 0.25
     p = thresholds.warning_band_move(w, review=4.0, approve=7.0, alpha=alpha, delta=DELTA)
     assert p.new == pytest.approx(expected)
@@ -366,8 +370,8 @@ def test_an_empty_warning_band_still_comes_down_over_clean_held_outputs():
     p = thresholds.warning_band_move(w, review=6.9, approve=7.0, alpha=0.25, delta=DELTA)
     assert p.state == State.UNDERPOWERED
     assert p.new == pytest.approx(6.8)
-    # Had they been 60 % bad, it would hold.
-    w = band_window([(6.7, 400, 240), (9.5, 1000, 0)])
+    # Had they been 75 % bad, it would hold.
+    w = band_window([(6.7, 400, 300), (9.5, 1000, 0)])
     p = thresholds.warning_band_move(w, review=6.9, approve=7.0, alpha=0.25, delta=DELTA)
     assert p.new == 6.9
 
@@ -540,17 +544,17 @@ def test_a_band_within_budget_over_a_clean_slice_says_both():
 
 
 def test_a_band_within_budget_over_a_bad_slice_says_why_it_holds():
-    w = band_window([(5.0, 2000, 100), (3.8, 400, 240), (1.0, 4000, 0)])
+    w = band_window([(5.0, 2000, 100), (3.8, 400, 300), (1.0, 4000, 0)])
     band, below = bound_of(w, 4.0, 7.0, delta=0.1), bound_of(w, 3.5, 4.0, delta=0.1)
     joined = bound_of(w, 3.5, 7.0, delta=0.1)
-    # Delivered, the slice would keep the warnings within budget; but it is mostly bad.
-    assert joined.bound < 0.25 and below.estimate == 0.6
+    # Delivered, the slice would keep the warnings within budget; but it is 3 in 4 bad.
+    assert joined.bound < 0.25 and below.estimate == 0.75
     p = thresholds.warning_band_move(w, review=4.0, approve=7.0, alpha=0.25, delta=0.1)
     assert p == review_proposal(
         4.0,
         State.CERTIFIED,
         f"The warnings' P(bad) 0.0500 is bounded by {band.bound:.4f}. Held: the outputs just "
-        "below are not shown to be more likely fine than bad with the warnings kept within "
+        "below are not shown to be at most 67% bad with the warnings kept within "
         f"budget (400 effective, bound {below.bound:.4f}; with them, the warnings' bound "
         f"{joined.bound:.4f}).",
         evidence_of(
