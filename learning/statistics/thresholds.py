@@ -47,8 +47,8 @@ RELEASE_SLICE = 0.5
 # with the band still within 25 %). A lower cap holds more than the warnings' budget asks
 # for: with only the band's budget as the slice's cap, slices a third bad stayed held with
 # the warnings at a fifth of their budget; with a cap of a half, the default world held 4
-# to 5 points more of its traffic than without learning, its warnings 6 % bad; with two
-# in three, 1 point more, its warnings 9 to 10 % bad (docs/learning.md).
+# to 6 points more of its traffic than without learning, its warnings 6 % bad; with two
+# in three, 1.0 to 1.4 points more, its warnings 9 to 10 % bad (docs/learning.md).
 RELEASE_MAX_BAD = 2 / 3
 ADR_RATE = 0.9
 TESTABLE_HEADROOM = 2.0
