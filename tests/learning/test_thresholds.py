@@ -543,6 +543,21 @@ def test_a_band_within_budget_over_a_clean_slice_says_both():
     )
 
 
+def test_a_band_within_budget_over_a_slice_under_the_cap_says_all_three():
+    w = band_window([(5.0, 2000, 100), (3.8, 400, 140)])
+    band, below = bound_of(w, 4.0, 7.0), bound_of(w, 3.5, 4.0)
+    joined = bound_of(w, 3.5, 7.0)
+    p = thresholds.warning_band_move(w, review=4.0, approve=7.0, alpha=0.25, delta=DELTA)
+    assert p == review_proposal(
+        3.9,
+        State.CERTIFIED,
+        f"The warnings' P(bad) 0.0500 is bounded by {band.bound:.4f}. The held outputs within "
+        f"0.5 below have P(bad) 0.3500 (bound {below.bound:.4f}), at most 67% bad, and with "
+        f"them the warnings' P(bad) is bounded by {joined.bound:.4f}: lowered by 0.1.",
+        evidence_of(w, band=(4.0, 7.0), release=(3.5, 4.0)),
+    )
+
+
 def test_a_band_within_budget_over_a_bad_slice_says_why_it_holds():
     w = band_window([(5.0, 2000, 100), (3.8, 400, 300), (1.0, 4000, 0)])
     band, below = bound_of(w, 4.0, 7.0, delta=0.1), bound_of(w, 3.5, 4.0, delta=0.1)
@@ -602,6 +617,45 @@ def test_a_band_of_exactly_the_sample_needed_at_exactly_its_budget_is_within_it(
     # The same 30 clean outputs just below the threshold are exactly enough to release.
     w = band_window([(5.0, 30, 0), (3.8, 30, 0)])
     p = thresholds.warning_band_move(w, review=4.0, approve=7.0, alpha=alpha, delta=DELTA)
+    assert p.state == State.CERTIFIED
+    assert p.new == pytest.approx(3.9)
+
+
+def test_a_slice_of_exactly_the_sample_needed_at_exactly_its_budget_comes_down_alone():
+    # Five warnings, all bad: too few to judge the band, and delivered with them the slice
+    # would break the budget. The 30 clean outputs just below are exactly the sample needed
+    # and bounded by exactly the budget: within it, they come down on their own.
+    alpha = certify.weighted_loss_bound(np.zeros(30), np.ones(30), delta=DELTA).bound
+    w = band_window([(5.0, 5, 5), (3.8, 30, 0)])
+    assert bound_of(w, 3.5, 7.0).bound > alpha
+    p = thresholds.warning_band_move(w, review=4.0, approve=7.0, alpha=alpha, delta=DELTA)
+    assert p.state == State.UNDERPOWERED
+    assert p.new == pytest.approx(3.9)
+
+
+def test_warnings_joined_by_a_slice_to_exactly_the_sample_needed_at_exactly_the_budget():
+    # 27 clean warnings, too few to judge; 3 clean outputs just below, over the budget alone
+    # (bound 0.63) but under the slice's cap. With them the warnings are 30 clean outputs:
+    # exactly the sample needed, bounded by exactly the budget, which is within it.
+    alpha = certify.weighted_loss_bound(np.zeros(30), np.ones(30), delta=DELTA).bound
+    w = band_window([(5.0, 27, 0), (3.8, 3, 0)])
+    assert alpha < bound_of(w, 3.5, 4.0).bound < thresholds.RELEASE_MAX_BAD
+    p = thresholds.warning_band_move(w, review=4.0, approve=7.0, alpha=alpha, delta=DELTA)
+    assert p.state == State.UNDERPOWERED
+    assert p.new == pytest.approx(3.9)
+
+
+def test_a_slice_of_exactly_the_sample_its_cap_needs_at_exactly_the_cap_comes_down(
+    monkeypatch,
+):
+    # The cap set to 3 clean outputs' bound (0.63): a slice of 3 clean outputs is exactly
+    # the sample the cap needs and bounded by exactly the cap, which is within it.
+    cap = certify.weighted_loss_bound(np.zeros(3), np.ones(3), delta=DELTA).bound
+    monkeypatch.setattr(thresholds, "RELEASE_MAX_BAD", cap)
+    w = band_window([(5.0, 2000, 100), (3.8, 3, 0)])
+    assert bound_of(w, 3.5, 4.0).bound == cap
+    assert bound_of(w, 3.5, 4.0).effective_n == certify.minimum_effective_sample(cap, DELTA)
+    p = thresholds.warning_band_move(w, review=4.0, approve=7.0, alpha=0.25, delta=DELTA)
     assert p.state == State.CERTIFIED
     assert p.new == pytest.approx(3.9)
 
