@@ -12,12 +12,19 @@ on stderr. Run by hand, never as a timed test:
 
     .venv/bin/python -m bench.learning_quality [--histories 40] [--outputs-per-day 10000]
         [--processes 2]
+
+The full count takes hours; it can be run in parts (``--first-seed 1000 --histories 20``,
+then ``--first-seed 1020 --histories 20``, each with its share of ``--extra-histories``)
+and the parts' outputs joined with ``--merge a.json b.json``, which recomputes every claim
+over all their histories. Parts of other code (each output records its commit and whether
+the tree was clean), other settings or the same seed twice are refused.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -165,6 +172,51 @@ def _count(values) -> dict:
     return counted
 
 
+SETTINGS = ("days", "outputs_per_day", "reviews_per_day", "code")
+
+
+def code_version() -> str | None:
+    """The commit measured, marked "+changes" if the tree differs from it; None outside git."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return commit + ("+changes" if changed else "")
+
+
+def merged(parts: list[dict]) -> dict:
+    """One output from the parts of a run: their histories together, every claim recomputed."""
+    first = parts[0]
+    for part in parts[1:]:
+        differing = [key for key in SETTINGS if part.get(key) != first.get(key)]
+        if differing:
+            raise ValueError(f"the parts differ in {', '.join(differing)}: not one run")
+    if first.get("code") is None or first["code"].endswith("+changes"):
+        raise ValueError("a part records no commit, or uncommitted code: it cannot be joined")
+    histories = [h for part in parts for h in part["histories"]]
+    seen = set()
+    for h in histories:
+        if (h["kind"], h["seed"]) in seen:
+            raise ValueError(f"history {h['kind']} {h['seed']} is in two parts")
+        seen.add((h["kind"], h["seed"]))
+    return {
+        "bench": "learning_quality",
+        "command": [part["command"] for part in parts],
+        **{key: first.get(key) for key in SETTINGS},
+        "seconds": round(sum(part["seconds"] for part in parts), 1),
+        "claims": summary(histories, loop.LoopSettings().budgets.delta),
+        "histories": histories,
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--histories", type=int, default=40, help="per world (default 40)")
@@ -174,7 +226,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reviews-per-day", type=int, default=2_700)
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--first-seed", type=int, default=1000)
+    parser.add_argument(
+        "--merge", nargs="+", metavar="FILE", help="join the outputs of a run's parts instead"
+    )
     args = parser.parse_args(argv)
+    if args.merge:
+        parts = []
+        for name in args.merge:
+            try:
+                with open(name, encoding="utf-8") as f:
+                    parts.append(json.load(f))
+            except (OSError, ValueError) as error:
+                parser.error(f"{name}: {error}")
+        try:
+            print(json.dumps(merged(parts), indent=1))
+        except ValueError as error:
+            parser.error(str(error))
+        return
 
     jobs = [(k, args.first_seed + i) for k in WORLDS for i in range(args.histories)]
     jobs += [
@@ -199,6 +267,7 @@ def main(argv: list[str] | None = None) -> None:
                 "days": args.days,
                 "outputs_per_day": args.outputs_per_day,
                 "reviews_per_day": args.reviews_per_day,
+                "code": code_version(),
                 "seconds": round(time.perf_counter() - started, 1),
                 "claims": summary(results, delta),
                 "histories": results,

@@ -1,0 +1,69 @@
+"""bench/learning_quality.py run in parts and joined: the claims recomputed over all the
+parts' histories, and parts that are not one run refused."""
+
+import warnings
+
+import pytest
+
+from bench import learning_quality
+from learning.simulation import loop
+
+DELTA = loop.LoopSettings().budgets.delta
+
+
+@pytest.fixture(scope="module")
+def histories() -> list[dict]:
+    with warnings.catch_warnings():
+        # Two days of 600 outputs are too few for the true-label logistic model to give
+        # every validator a positive coefficient, so some weight ratios are infinite. What
+        # is tested here is the join, not the figures.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return [
+            learning_quality.one(kind, seed, 2, 600, 300)
+            for kind, seed in (("default", 1), ("default", 2), ("perfect", 1))
+        ]
+
+
+def part(histories, *, code="0" * 40, days=2, seconds=1.5):
+    return {
+        "bench": "learning_quality",
+        "command": "python -m bench.learning_quality …",
+        "days": days,
+        "outputs_per_day": 600,
+        "reviews_per_day": 300,
+        "code": code,
+        "seconds": seconds,
+        "histories": histories,
+    }
+
+
+def test_parts_join_into_one_run_of_all_their_histories(histories):
+    joined = learning_quality.merged([part(histories[:1]), part(histories[1:], seconds=2.0)])
+    assert joined["histories"] == histories
+    assert joined["claims"] == learning_quality.summary(histories, DELTA)
+    assert joined["claims"]["default"]["histories"] == 2
+    assert joined["seconds"] == 3.5
+    assert joined["code"] == "0" * 40
+
+
+@pytest.mark.parametrize(
+    ("second", "words"),
+    [
+        ({"days": 3}, "the parts differ in days"),
+        ({"code": "1" * 40}, "the parts differ in code"),
+    ],
+)
+def test_parts_of_other_settings_or_code_are_refused(histories, second, words):
+    with pytest.raises(ValueError, match=words):
+        learning_quality.merged([part(histories[:1]), part(histories[1:], **second)])
+
+
+@pytest.mark.parametrize("code", [None, "0" * 40 + "+changes"])
+def test_parts_of_uncommitted_code_are_refused(histories, code):
+    with pytest.raises(ValueError, match="records no commit, or uncommitted code"):
+        learning_quality.merged([part(histories[:1], code=code), part(histories[1:], code=code)])
+
+
+def test_a_history_in_two_parts_is_refused(histories):
+    with pytest.raises(ValueError, match="history default 2 is in two parts"):
+        learning_quality.merged([part(histories[:2]), part(histories[1:])])
