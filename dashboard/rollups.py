@@ -51,6 +51,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
+import numpy as np
 from django.db import connection, transaction
 from django.db.models import (
     BigIntegerField,
@@ -703,18 +704,103 @@ def queue_snapshots_backfill(
     """Snapshots of the queue as it was at each ``every`` from ``since`` (to the hour;
     default: when the first item was queued) up to ``until`` (default now), from the items'
     queued and decided times: for history that was replayed rather than lived (the demo, a
-    simulation), which beat's snapshots never saw. Returns how many moments."""
+    simulation), which beat's snapshots never saw. Returns how many moments.
+
+    One read of the items for all the moments, counted in memory, and the rows written a
+    day at a time: a pair of aggregate queries and five writes for each hour took a fifth of
+    the demo's seeding (docs/performance.md). The counts are the live snapshot's
+    (``_snapshot_store``); tests/dashboard/test_rollups_queue.py holds both to the raw items.
+    """
     since = since or ReviewItem.objects.aggregate(first=Min("queued_at"))["first"]
     until = until or timezone.now()
     if since is None:
         return 0
+    moments = []
     at = _hour_floor(since)
-    moments = 0
     while at < until:
-        was_open = ReviewItem.objects.filter(queued_at__lte=at).filter(
-            Q(decided_at__isnull=True) | Q(decided_at__gt=at)
-        )
-        _snapshot_store(at, was_open, at)
+        moments.append(at)
         at += every
-        moments += 1
-    return moments
+    if not moments:
+        return 0
+    # Every item open at some moment: queued by the last, not decided by the first.
+    items = (
+        ReviewItem.objects.filter(queued_at__lte=moments[-1])
+        .exclude(decided_at__lte=moments[0])
+        .values_list("task_type_id", "model", "kind", "queued_at", "decided_at")
+    )
+    counted = _QueueHistory(items.iterator(chunk_size=20_000))
+    with transaction.atomic():
+        # A day of moments at a time, so that the rows in memory stay a day's.
+        for start in range(0, len(moments), 24):
+            chunk = moments[start : start + 24]
+            # Only the moments rebuilt: beat's snapshots between them stay.
+            for table in (QueueSnapshot, QueueAgeSnapshot):
+                table.objects.filter(taken_at__in=chunk).delete()
+            QueueSnapshotMoment.objects.bulk_create(
+                (QueueSnapshotMoment(taken_at=m) for m in chunk), ignore_conflicts=True
+            )
+            QueueSnapshot.objects.bulk_create(
+                QueueSnapshot(taken_at=m, **key, open_items=n, oldest_queued_at=oldest)
+                for m in chunk
+                for key, n, oldest in counted.sizes_at(m)
+            )
+            QueueAgeSnapshot.objects.bulk_create(
+                QueueAgeSnapshot(taken_at=m, **key, age_bucket=bucket, open_items=n)
+                for m in chunk
+                for key, bucket, n in counted.ages_at(m)
+            )
+    return len(moments)
+
+
+_MICROSECOND = timedelta(microseconds=1)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _microseconds(at: datetime) -> int:
+    return (at - _EPOCH) // _MICROSECOND
+
+
+class _QueueHistory:
+    """Review items' (task type, model, kind, queued, decided) as columns, to count the
+    items open at any moment: queued at or before it and not decided by it."""
+
+    _AGE_EDGES = np.array([hours * 3_600_000_000 for hours in QUEUE_AGE_EDGES_HOURS[1:]])
+
+    def __init__(self, rows: Iterable[tuple]):
+        index: dict[tuple, int] = {}
+        keys, queued, decided = [], [], []
+        never = np.iinfo(np.int64).max
+        for task_type_id, model, kind, queued_at, decided_at in rows:
+            keys.append(index.setdefault((task_type_id, model, kind), len(index)))
+            queued.append(_microseconds(queued_at))
+            decided.append(never if decided_at is None else _microseconds(decided_at))
+        self.names = [{"task_type_id": t, "model": m, "kind": k} for t, m, k in index]
+        self.key = np.array(keys, dtype=np.int64)
+        self.queued = np.array(queued, dtype=np.int64)
+        self.decided = np.array(decided, dtype=np.int64)
+
+    def _open(self, at: datetime) -> tuple[np.ndarray, int]:
+        now = _microseconds(at)
+        return (self.queued <= now) & (self.decided > now), now
+
+    def sizes_at(self, at: datetime) -> Iterator[tuple[dict, int, datetime]]:
+        """(key, open items, oldest queued) per key with items open at ``at``."""
+        is_open, _ = self._open(at)
+        key, queued = self.key[is_open], self.queued[is_open]
+        counts = np.bincount(key, minlength=len(self.names))
+        oldest = np.full(len(self.names), np.iinfo(np.int64).max)
+        np.minimum.at(oldest, key, queued)
+        for k in np.flatnonzero(counts):
+            yield self.names[k], int(counts[k]), _EPOCH + int(oldest[k]) * _MICROSECOND
+
+    def ages_at(self, at: datetime) -> Iterator[tuple[dict, int, int]]:
+        """(key, age bucket, open items) per key and QUEUE_AGE_EDGES_HOURS bucket: the
+        bucket is how many edges the item's age at ``at`` has reached."""
+        is_open, now = self._open(at)
+        buckets = len(self._AGE_EDGES) + 1
+        bucket = np.searchsorted(self._AGE_EDGES, now - self.queued[is_open], side="right")
+        counts = np.bincount(
+            self.key[is_open] * buckets + bucket, minlength=len(self.names) * buckets
+        )
+        for cell in np.flatnonzero(counts):
+            yield self.names[cell // buckets], int(cell % buckets), int(counts[cell])

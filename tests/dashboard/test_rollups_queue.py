@@ -100,9 +100,26 @@ def test_the_backfill_rebuilds_the_queue_as_it_was(aged_queue):
     moments = rollups.queue_snapshots_backfill(since, now)
 
     assert moments == 51
-    hours = sorted(QueueSnapshot.objects.values_list("taken_at", flat=True).distinct())
-    for at in (hours[0], hours[25], hours[-1]):
+    hours = sorted(QueueSnapshotMoment.objects.values_list("taken_at", flat=True))
+    assert len(hours) == 51
+    for at in hours:
         assert snapshot_at(at) == raw_queue(at)
+    assert {a.age_bucket for a in QueueAgeSnapshot.objects.all()} == set(range(6))
+
+
+def test_a_second_backfill_replaces_its_moments_and_keeps_beats(aged_queue):
+    now = aged_queue
+    since = now - timedelta(hours=5)
+    beat = now.replace(minute=7)
+    rollups.queue_snapshot_take(beat)
+    beats = snapshot_at(beat.replace(second=0, microsecond=0))
+
+    rollups.queue_snapshots_backfill(since, now)
+    rows = QueueSnapshot.objects.count(), QueueAgeSnapshot.objects.count()
+    rollups.queue_snapshots_backfill(since, now)
+
+    assert (QueueSnapshot.objects.count(), QueueAgeSnapshot.objects.count()) == rows
+    assert snapshot_at(beat.replace(second=0, microsecond=0)) == beats
 
 
 def test_the_tasks_run_the_jobs(aged_queue):
