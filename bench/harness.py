@@ -29,6 +29,25 @@ HOST = "127.0.0.1"
 Log = Callable[[str], None]
 
 
+def git_state(
+    *paths: str, short: bool = False, untracked: bool = True
+) -> tuple[str, list[str]] | None:
+    """The checkout's commit and its uncommitted changes (under ``paths``, if given; new
+    files too unless ``untracked`` is off): what a benchmark's figures belong to. None
+    outside git."""
+    head = ["git", "rev-parse", *(["--short"] if short else []), "HEAD"]
+    status = ["git", "status", "--porcelain", *([] if untracked else ["--untracked-files=no"])]
+    status += ["--", *paths]
+    try:
+        commit, changed = (
+            subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+            for cmd in (head, status)
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return commit.strip(), [line[3:] for line in changed.splitlines()]
+
+
 def percentile(sorted_values: list[float], pct: float) -> float | None:
     """Nearest-rank percentile of an already sorted list."""
     if not sorted_values:

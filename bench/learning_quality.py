@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -32,6 +31,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from bench import harness
 from learning.simulation import loop, quality, world
 
 WORLDS = ("default", "drift", "accurate")
@@ -177,18 +177,10 @@ SETTINGS = ("days", "outputs_per_day", "reviews_per_day", "code")
 
 def code_version() -> str | None:
     """The commit measured, marked "+changes" if the tree differs from it; None outside git."""
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-        changed = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
+    state = harness.git_state(untracked=False)
+    if state is None:
         return None
+    commit, changed = state
     return commit + ("+changes" if changed else "")
 
 

@@ -59,6 +59,7 @@ from bench.harness import (
     app_env,
     drop_database,
     free_port,
+    git_state,
     machine_facts,
     manage,
     percentile,
@@ -803,24 +804,11 @@ def _machine(pg_version: str) -> dict[str, Any]:
 
 def _git_version() -> dict[str, Any] | None:
     """The app's commit, and any uncommitted change to the app: the figures belong to it."""
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        changed = subprocess.run(
-            ["git", "status", "--porcelain", "--", "gating", "dashboard"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.splitlines()
-    except (OSError, subprocess.CalledProcessError):
+    state = git_state("gating", "dashboard", short=True)
+    if state is None:
         return None
-    return {"commit": head, "app_uncommitted": [line[3:] for line in changed]}
+    commit, changed = state
+    return {"commit": commit, "app_uncommitted": changed}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
