@@ -151,16 +151,9 @@ def hindsight_loss(history: loop.History) -> list[dict]:
     rows = []
     for t in range(len(history.config.task_types)):
         mine = last & (history.task_type == t)
-        scores, truth = history.final_scores[mine], history.truth[mine]
-        best = 0.0
-        for threshold in np.round(np.arange(10.0, -0.01, -0.1), 1):
-            above = scores >= threshold
-            if not above.any():
-                continue
-            edit = (truth[above] != GOOD).mean()
-            bad = (truth[above] == BAD).mean()
-            if edit <= budgets.alpha_edit and bad <= budgets.alpha_bad:
-                best = max(best, float(above.mean()))
+        best = _best_share_within(
+            history.final_scores[mine], history.truth[mine], budgets.alpha_edit, budgets.alpha_bad
+        )
         achieved = float((history.decision[mine] == loop.APPROVED).mean()) if mine.any() else 0.0
         rows.append(
             {
@@ -172,6 +165,23 @@ def hindsight_loss(history: loop.History) -> list[dict]:
             }
         )
     return rows
+
+
+def _best_share_within(scores, truth, alpha_edit: float, alpha_bad: float) -> float:
+    """The largest share of outputs that a single threshold, any value at all rather than a
+    grid's, approves with both true error rates within budget. A threshold takes every
+    output scoring at least it, so the thresholds worth trying are the scores themselves."""
+    if not len(scores):
+        return 0.0
+    order = np.argsort(-scores, kind="stable")
+    ranked, truth = scores[order], truth[order]
+    taken = np.arange(1, len(ranked) + 1)
+    edit = np.cumsum(truth != GOOD) / taken
+    bad = np.cumsum(truth == BAD) / taken
+    # Ties go together: a threshold at a score takes all its outputs.
+    last_of_tie = np.append(ranked[1:] != ranked[:-1], True)
+    within = last_of_tie & (edit <= alpha_edit) & (bad <= alpha_bad)
+    return float(taken[within].max() / len(ranked)) if within.any() else 0.0
 
 
 def weight_ratios(history: loop.History) -> list[dict]:

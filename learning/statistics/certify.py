@@ -69,14 +69,14 @@ result by 9 % at 60 outputs and 2 % at 300).
 
 The search (``certify_approve_threshold``)
 ------------------------------------------
-Candidates run from 10.0 down to 0.0 in steps of 0.1. A candidate passes when both bounds
-are within their budgets: P(bad) <= ``alpha_bad`` (default 0.01) and P(needs an edit or
-bad) <= ``alpha_edit`` (default 0.05). A candidate's null hypothesis is "some budget is
-exceeded"; the larger of the two p-values is valid for it, so both are tested at the full
-delta (Learn-then-Test with several risks). Candidates are tested in that fixed order and
-the search stops at the first failure, so the chance of passing any candidate whose true
-error exceeds a budget is at most delta (fixed-sequence testing), and the lowest passing
-candidate is certified.
+Candidates run from 10.0 down to 0.0 in steps of 0.02 (``GRID_STEP``). A candidate passes
+when both bounds are within their budgets: P(bad) <= ``alpha_bad`` (default 0.01) and
+P(needs an edit or bad) <= ``alpha_edit`` (default 0.05). A candidate's null hypothesis is
+"some budget is exceeded"; the larger of the two p-values is valid for it, so both are
+tested at the full delta (Learn-then-Test with several risks). Candidates are tested in
+that fixed order and the search stops at the first failure, so the chance of passing any
+candidate whose true error exceeds a budget is at most delta (fixed-sequence testing), and
+the lowest passing candidate is certified.
 
 A candidate is testable when its effective sample (below) reaches
 ``minimum_effective_sample(min(alpha_bad, alpha_edit), delta_sampling)``, that is when a
@@ -132,7 +132,13 @@ from scipy.special import betainccinv, xlogy
 
 GRID_TOP = 10.0
 GRID_BOTTOM = 0.0
-GRID_STEP = 0.1
+# Near the top of the scale the approved share changes fast (in the simulated world, a tenth
+# of a point can hold back 8 to 10 % of the traffic), and a certified threshold has to stop
+# on the grid, well inside the budget. In that world with reviewers who never err, on a grid
+# of tenths 3 task types of 8 lost 13 to 25 % of the auto-approval the best threshold in
+# hindsight allowed; on this one, 3 of 12 lost 10.6 to 13 %, the rest less than 10 %.
+# Steps of 0.01 did no better (docs/performance.md).
+GRID_STEP = 0.02
 MAX_STEP = 0.1
 DEFAULT_ALPHA_BAD = 0.01
 DEFAULT_ALPHA_EDIT = 0.05
@@ -443,14 +449,16 @@ class Certification:
         }
 
 
-def grid(top: float = GRID_TOP, bottom: float = GRID_BOTTOM) -> np.ndarray:
-    """Candidate thresholds from ``top`` down to ``bottom`` in GRID_STEP steps."""
+def grid(top: float = GRID_TOP, bottom: float = GRID_BOTTOM, step: float = GRID_STEP) -> np.ndarray:
+    """Candidate thresholds from ``top`` down to ``bottom`` in steps of ``step``."""
     # Whole steps only (a quotient within _INTEGER_TOLERANCE below a whole number counts as
     # it), so that no candidate falls below the bottom; rounded to clear the noise of the
-    # steps (10 - 3 x 0.1 is 9.700000000000001), not to tenths, so that a top between tenths
-    # (the approve threshold less a gap) is the first candidate, not the tenth above it.
-    steps = math.floor((top - bottom) / GRID_STEP + _INTEGER_TOLERANCE)
-    return np.round(top - GRID_STEP * np.arange(steps + 1), 10)
+    # steps (10 - 3 x 0.1 is 9.700000000000001), not to the step, so that a top between
+    # steps (the approve threshold less a gap) is the first candidate, not the one above it.
+    if not step > 0:
+        raise ValueError(f"step must be positive, not {step}")
+    steps = math.floor((top - bottom) / step + _INTEGER_TOLERANCE)
+    return np.round(top - step * np.arange(steps + 1), 10)
 
 
 class _Tails:
@@ -519,21 +527,25 @@ def _best_certifiable(
     on this budget, were it set to a and the other budget kept: the candidates tested are
     the search's own, those with data enough for min(a, other budget) / headroom.
     Certifying needs the first tested candidate's bound <= a, so a is one of the bounds;
-    try them from the smallest up."""
-    for level in np.unique(bounds):
-        if not 0.0 < level < 1.0:
-            continue
-        needed = minimum_effective_sample(min(float(level), other_alpha) / headroom, delta_sampling)
-        lowest = None
-        for threshold, bound, effective_n in zip(thresholds, bounds, effective, strict=True):
-            if effective_n < needed:
-                continue
-            if not bound <= level:
-                break
-            lowest = float(threshold)
-        if lowest is not None:
-            return BestCertifiable(error=float(level), threshold=lowest)
-    return None
+    every one is tried at once, levels as rows and candidates as columns."""
+    levels = np.unique(bounds)
+    levels = levels[(levels > 0.0) & (levels < 1.0)]
+    if not len(levels):
+        return None
+    needed = np.array(
+        [minimum_effective_sample(min(a, other_alpha) / headroom, delta_sampling) for a in levels]
+    )
+    tested = effective[np.newaxis, :] >= needed[:, np.newaxis]
+    # Written as "not <=", so that a NaN bound fails, as in the search.
+    failed = tested & ~(bounds[np.newaxis, :] <= levels[:, np.newaxis])
+    # Each level's sequence stops at its first failure; the candidates tested before it pass.
+    passing = tested & (np.cumsum(failed, axis=1) == 0)
+    certifies = passing.any(axis=1)
+    if not certifies.any():
+        return None
+    smallest = int(np.argmax(certifies))
+    lowest = thresholds[np.flatnonzero(passing[smallest])[-1]]
+    return BestCertifiable(error=float(levels[smallest]), threshold=float(lowest))
 
 
 def certify_approve_threshold(
@@ -550,6 +562,7 @@ def certify_approve_threshold(
     max_weight: float | None = None,
     top: float = GRID_TOP,
     bottom: float = GRID_BOTTOM,
+    step: float = GRID_STEP,
     headroom: float = 1.0,
 ) -> Certification:
     """Learn-then-Test in fixed sequence (Angelopoulos, Bates et al. 2021) over the grid from
@@ -571,7 +584,7 @@ def certify_approve_threshold(
     top_weight = None if max_weight is None else _top_weight(weight, max_weight)
     delta_sampling, delta_label = _split_delta(delta, with_replicates)
 
-    thresholds = grid(top, bottom)
+    thresholds = grid(top, bottom, step)
     tails = _Tails(thresholds, score, weight, top_weight, delta_sampling, delta_label)
     needed = minimum_effective_sample(min(alpha_bad, alpha_edit) / headroom, delta_sampling)
     bad_bounds = tails.bounds(bad, rep_bad)

@@ -50,6 +50,9 @@ RELEASE_SLICE = 0.5
 # to 6 points more of its traffic than without learning, its warnings 6 % bad; with two
 # in three, 1.0 to 1.4 points more, its warnings 9 to 10 % bad (docs/learning.md).
 RELEASE_MAX_BAD = 2 / 3
+# The warning band's search moves in the review threshold's own steps: each candidate costs a
+# bound of its own (with replicates), unlike the approve search's one pass.
+REVIEW_GRID_STEP = MAX_STEP
 ADR_RATE = 0.9
 TESTABLE_HEADROOM = 2.0
 
@@ -313,7 +316,7 @@ def _lowest_band_within(
     # Down to review itself: a review threshold between tenths has candidates less than a
     # step above it. A candidate at review has the whole band, over budget: the search
     # stops there.
-    for t in certify.grid(top, review):
+    for t in certify.grid(top, review, step=REVIEW_GRID_STEP):
         bound = _band_bound(window, float(t), approve, delta)
         if bound.effective_n < needed:
             continue

@@ -318,8 +318,9 @@ def search(blocks, **options) -> certify.Certification:
 
 
 def certified_at(threshold: float) -> certify.Certification:
-    # Clean at the threshold, half failing just below it.
-    return search([(threshold, 400, 1.0, 0), (round(threshold - 0.1, 1), 400, 1.0, 200)])
+    # Clean at the threshold, half failing one grid step below it.
+    below = round(threshold - certify.GRID_STEP, 2)
+    return search([(threshold, 400, 1.0, 0), (below, 400, 1.0, 200)])
 
 
 def test_when_every_candidate_passes_the_search_goes_down_to_the_bottom():
@@ -340,7 +341,7 @@ def test_certified_evidence_is_that_of_the_lowest_passing_candidate():
     assert (result.certified.threshold, result.certified.n) == (7.3, 400)
     assert result.certified.bad.estimate == 0.0
     assert result.certified.bad.bound == pytest.approx(1 - DELTA ** (1 / 400), rel=1e-9)
-    assert result.stopped_at.threshold == 7.2
+    assert result.stopped_at.threshold == 7.28
     assert result.stopped_at.bad.estimate == pytest.approx(0.25)
 
 
@@ -393,13 +394,13 @@ def test_not_attainable_reports_the_best_certifiable_error():
 def test_the_best_certifiable_error_respects_the_order_of_testing():
     # 0.1 bad at 9.0, 0.3 from 8.0 down, 0.05 from 7.0 down (3,000 clean outputs at 7.0).
     # 7.0 has the smallest bound, but a search at that level tests 9.0 first and stops
-    # there. The best that a search can certify is 9.0's bound: it passes 9.0 and 8.9 to 8.1
-    # (the same 300 outputs) and stops at 8.0.
+    # there. The best that a search can certify is 9.0's bound: it passes 9.0 and 8.98 to
+    # 8.02 (the same 300 outputs) and stops at 8.0.
     result = search([(9.0, 300, 1.0, 30), (8.0, 300, 1.0, 150), (7.0, 3000, 1.0, 0)])
     bounds = {c.threshold: c.bad.bound for c in result.candidates}
     assert bounds[7.0] < bounds[9.0] < bounds[8.0]
     assert result.best_bad.error == pytest.approx(hb_by_hand(0.1, 300, DELTA, 30), rel=1e-9)
-    assert result.best_bad.threshold == 8.1
+    assert result.best_bad.threshold == 8.02
 
 
 def test_the_outcome_is_kept_as_plain_json():
@@ -458,12 +459,12 @@ def test_which_candidates_are_tested_never_depends_on_the_losses():
 
 
 def test_each_budget_can_stop_the_search():
-    # Clean on P(bad) throughout; 80 of the 400 just below the top block need an edit, 0.1
-    # of the 800 at 7.9 and above.
-    blocks = [(8.0, 400, 1.0, 0, 0), (7.9, 400, 1.0, 0, 80)]
+    # Clean on P(bad) throughout; 80 of the 400 one step below the top block need an edit,
+    # 0.1 of the 800 at 7.98 and above.
+    blocks = [(8.0, 400, 1.0, 0, 0), (7.98, 400, 1.0, 0, 80)]
     result = search(blocks)
     assert (result.state, result.threshold) == (State.CERTIFIED, 8.0)
-    assert result.stopped_at.threshold == 7.9
+    assert result.stopped_at.threshold == 7.98
     assert result.stopped_at.bad.bound <= 0.01
     assert result.stopped_at.edit.bound > 0.05
 
@@ -797,12 +798,21 @@ def test_the_loss_bound_is_kept_rounded():
 # --------------------------------------------------------------------------- the search, by hand
 
 
-def test_the_grid_runs_from_top_to_bottom_in_tenths():
-    assert certify.grid(9.0, 8.5).tolist() == [9.0, 8.9, 8.8, 8.7, 8.6, 8.5]
-    assert certify.grid().tolist() == [round(10 - k / 10, 1) for k in range(101)]
+def test_the_grid_runs_from_top_to_bottom_in_fiftieths():
+    assert certify.grid(9.0, 8.9).tolist() == [9.0, 8.98, 8.96, 8.94, 8.92, 8.9]
+    assert certify.grid().tolist() == [round(10 - k / 50, 2) for k in range(501)]
+    assert certify.grid(9.0, 8.5, step=0.1).tolist() == [9.0, 8.9, 8.8, 8.7, 8.6, 8.5]
     found = search([(9.0, 300, 1.0, 0)], top=9.5, bottom=8.0)
     assert [c.threshold for c in found.candidates] == certify.grid(9.5, 8.0).tolist()
     assert found.threshold == 8.0
+    coarse = search([(9.0, 300, 1.0, 0)], top=9.5, bottom=8.0, step=0.5)
+    assert [c.threshold for c in coarse.candidates] == [9.5, 9.0, 8.5, 8.0]
+
+
+def test_the_grid_refuses_a_step_that_goes_nowhere():
+    for step in (0.0, -0.1, float("nan")):
+        with pytest.raises(ValueError, match="step must be positive"):
+            certify.grid(9.0, 8.0, step=step)
 
 
 @pytest.mark.parametrize(
@@ -817,14 +827,17 @@ def test_the_grid_runs_from_top_to_bottom_in_tenths():
     ],
 )
 def test_the_grid_starts_at_the_top_even_between_tenths(top, bottom, expected):
-    assert certify.grid(top, bottom).tolist() == expected
+    assert certify.grid(top, bottom, step=0.1).tolist() == expected
 
 
 def test_the_search_starts_at_a_top_between_tenths():
-    found = search([(9.0, 300, 1.0, 0)], top=9.95, bottom=8.9)
+    found = search([(9.0, 300, 1.0, 0)], top=9.95, bottom=8.9, step=0.1)
     expected = [9.95, 9.85, 9.75, 9.65, 9.55, 9.45, 9.35, 9.25, 9.15, 9.05, 8.95]
     assert [c.threshold for c in found.candidates] == expected
     assert found.threshold == 8.95
+    fine = search([(9.0, 300, 1.0, 0)], top=9.95, bottom=8.9)
+    assert [c.threshold for c in fine.candidates[:3]] == [9.95, 9.93, 9.91]
+    assert fine.threshold == 8.91
 
 
 @pytest.mark.parametrize(
@@ -1003,8 +1016,8 @@ def test_a_candidate_whose_effective_sample_is_exactly_the_minimum_is_tested():
 
 
 def test_the_outcome_as_kept_by_a_cycle_run():
-    # Clean at 7.3 (400 outputs), 200 of 400 bad at 7.2: 7.3 is certified and 7.2 stops the
-    # search. The clean bound of 400 is 1 - 0.05^(1/400); the minimum effective sample for
+    # Clean at 7.3 (400 outputs), 200 of 400 bad at 7.28: 7.3 is certified and 7.28 stops
+    # the search. The clean bound of 400 is 1 - 0.05^(1/400); the minimum effective sample for
     # 0.01 is ln 0.05 / ln 0.99 = 298.07.
     result = certified_at(7.3)
     clean = round(clean_bound(400, DELTA), 5)
@@ -1029,15 +1042,15 @@ def test_the_outcome_as_kept_by_a_cycle_run():
             "edit": certified,
         },
         "stopped_at": {
-            "threshold": 7.2,
+            "threshold": 7.28,
             "testable": True,
             "passed": False,
             "bad": stopped,
             "edit": stopped,
         },
-        # Every candidate from 7.2 down holds the same 800 outputs: the first is kept.
+        # Every candidate from 7.28 down holds the same 800 outputs: the first is kept.
         "most_data": {
-            "threshold": 7.2,
+            "threshold": 7.28,
             "testable": True,
             "passed": False,
             "bad": stopped,

@@ -123,16 +123,25 @@ def test_a_budget_that_cannot_be_met_is_never_climbed_toward():
 #   underpowered all 30 days: the label model could not tell a careful reviewer's rare slip
 #   from a bad output among the top scores, and its spread kept the bound on P(bad) over
 #   0.01. They auto-approved at the 7.0 default, 11 to 19 % of it needing an edit.
-@pytest.mark.parametrize(
-    ("reviewers", "seed"),
-    [(loop.perfect_reviewers, 1004), (loop.accurate_reviewers, 1003)],
-    ids=["never-err", "careful"],
-)
-def test_every_task_type_is_certified_and_holds(reviewers, seed):
-    history = loop.run_history(
-        loop.history_config(seed, days=30, outputs_per_day=OUTPUTS_PER_DAY),
-        reviewers(loop.LoopSettings(reviews_per_day=REVIEWS_PER_DAY)),
+@pytest.fixture(scope="module")
+def never_err_world() -> loop.History:
+    return loop.run_history(
+        loop.history_config(1004, days=30, outputs_per_day=OUTPUTS_PER_DAY),
+        loop.perfect_reviewers(loop.LoopSettings(reviews_per_day=REVIEWS_PER_DAY)),
     )
+
+
+@pytest.fixture(scope="module")
+def careful_world() -> loop.History:
+    return loop.run_history(
+        loop.history_config(1003, days=30, outputs_per_day=OUTPUTS_PER_DAY),
+        loop.accurate_reviewers(loop.LoopSettings(reviews_per_day=REVIEWS_PER_DAY)),
+    )
+
+
+@pytest.mark.parametrize("world_name", ["never_err_world", "careful_world"])
+def test_every_task_type_is_certified_and_holds(world_name, request):
+    history = request.getfixturevalue(world_name)
     rows = quality.approved_error(history)
     assert not [u for u in rows if u["exceeds"]], rows
     assert all(u["approved"] > 0 for u in rows), rows
@@ -146,3 +155,17 @@ def test_every_task_type_is_certified_and_holds(reviewers, seed):
             if r.block >= last_week:
                 assert r.approve == certified, (t, r.block, r.approve_state, r.approve)
         assert runs[-1].approve_state == "certified", (t, runs[-1])
+
+
+def test_little_auto_approval_is_lost_to_the_best_threshold_in_hindsight(never_err_world):
+    # Claim 5, in part. Its bar, at most 10 % lost for every task type, is not met: in this
+    # history summarize loses 10.6 % and draft_reply 13.0 %, the price of a 95 % bound on
+    # the audits near a steep approval curve (docs/performance.md has every history's
+    # figures). What is asserted is what the approve grid of 0.02 bought: on a grid of
+    # tenths the same history lost 19.8 % (extract) and 19.2 % (draft_reply), 13.6 % on
+    # average. Approving more than the hindsight best counts as no loss only within budget.
+    rows = quality.hindsight_loss(never_err_world)
+    assert not [u for u in rows if u["loss"] is None or u["exceeds"]], rows
+    losses = [max(0.0, u["loss"]) for u in rows]
+    assert max(losses) <= 0.15, rows
+    assert np.mean(losses) <= 0.10, rows

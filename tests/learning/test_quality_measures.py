@@ -61,3 +61,28 @@ def test_no_threshold_within_budget_has_no_loss():
     row = quality.hindsight_loss(history([9.5] * 10, [EDIT] * 10, [True] * 10))[0]
     assert row["hindsight_best"] == 0.0
     assert row["loss"] is None
+
+
+def test_the_best_threshold_in_hindsight_may_lie_between_any_grid_points():
+    # 40 good outputs at 9.53, then 10 at 9.51 with two needing an edit: the threshold 9.52,
+    # which no grid of tenths or fiftieths has, approves 40 in 50 at no error; 9.51 would
+    # approve two edits in 50, 4 %, within 5 %, so the best is all 50; with three edits
+    # among the 9.51s (6 %) it is the 40 above 9.52.
+    scores = [9.53] * 40 + [9.51] * 10
+    within = quality.hindsight_loss(
+        history(scores, [GOOD] * 40 + [GOOD] * 8 + [EDIT] * 2, [True] * 40 + [False] * 10)
+    )[0]
+    assert within["hindsight_best"] == 1.0
+    assert within["loss"] == pytest.approx(0.2)
+    over = quality.hindsight_loss(
+        history(scores, [GOOD] * 40 + [GOOD] * 7 + [EDIT] * 3, [True] * 40 + [False] * 10)
+    )[0]
+    assert over["hindsight_best"] == 0.8
+    assert over["loss"] == 0.0
+
+
+def test_a_threshold_takes_every_output_tied_at_it():
+    # Ten outputs at 9.5, the last of them needing an edit: 9 of 10 good when taken together,
+    # 10 % over budget. Sorted apart, the first nine alone would look like 90 % at no error.
+    row = quality.hindsight_loss(history([9.5] * 10, [GOOD] * 9 + [EDIT], [False] * 10))[0]
+    assert row["hindsight_best"] == 0.0

@@ -231,7 +231,8 @@ def test_a_budget_missed_low_down_but_met_higher_up_on_thin_data_is_underpowered
 
 
 def test_certified_tightens_at_once_and_loosens_by_a_step():
-    clean_top = [(9.6, 3000, 1.0, 0, 0), (9.5, 3000, 1.0, 30, 900)]
+    # Clean at 9.6; three in ten needing an edit one grid step below it, at 9.58.
+    clean_top = [(9.6, 3000, 1.0, 0, 0), (9.58, 3000, 1.0, 30, 900)]
     w = window(clean_top)
     (_, up) = thresholds.guarded(
         w, review=4.0, approve=7.0, budgets=thresholds.Budgets(), last_certified=None
