@@ -222,27 +222,29 @@ def _ratio_bounds(
     delta_sampling: float,
 ) -> np.ndarray:
     """The sampling bound of the module docstring for many samples at once (broadcast),
-    each with its own largest weight c where ``max_weight`` is an array."""
-    n, weight_sum, weighted_loss_sum, c = np.broadcast_arrays(
-        np.asarray(n, float),
-        np.asarray(weight_sum, float),
-        np.asarray(weighted_loss_sum, float),
-        np.asarray(max_weight, float),
+    each with its own largest weight c where ``max_weight`` is an array. The losses may
+    carry more axes than the rest (one row per bootstrap replicate)."""
+    # The bound on the weights' mean does not depend on the losses: worked out once per
+    # sample, not once per replicate.
+    n, weight_sum, c = np.broadcast_arrays(
+        np.asarray(n, float), np.asarray(weight_sum, float), np.asarray(max_weight, float)
     )
     # With every weight 1, E[w] = 1 is known and the numerator takes all of delta.
     unit = c == 1.0
     share = (1 - DENOMINATOR_SHARE) * delta_sampling
-    upper_x = np.where(
-        unit,
-        _hoeffding_bentkus(weighted_loss_sum / c, n, delta_sampling),
-        _hoeffding_bentkus(weighted_loss_sum / c, n, share),
-    )
     # sum(Y) = (c n - sum(w)) / (c - 1); clipped because c n - sum(w) can round below 0.
-    spread = np.where(unit, 1.0, c - 1)
-    y_sum = np.clip((c * n - weight_sum) / spread, 0.0, n)
-    upper_y = _hoeffding_bentkus(y_sum, n, delta_sampling - share)
+    weighted = ~unit
+    top, count = c[weighted], n[weighted]
+    y_sum = np.clip((top * count - weight_sum[weighted]) / (top - 1), 0.0, count)
+    upper_y = _hoeffding_bentkus(y_sum, count, delta_sampling - share)
     # E[w] >= 1 always, since no inclusion probability exceeds 1; known to be 1 when c = 1.
-    lower_mean_weight = np.where(unit, 1.0, np.maximum(1.0, c - (c - 1) * upper_y))
+    lower_mean_weight = np.ones(c.shape)
+    lower_mean_weight[weighted] = np.maximum(1.0, top - (top - 1) * upper_y)
+
+    x_sum, n, c, unit = np.broadcast_arrays(np.asarray(weighted_loss_sum, float) / c, n, c, unit)
+    upper_x = np.empty(x_sum.shape)
+    upper_x[unit] = _hoeffding_bentkus(x_sum[unit], n[unit], delta_sampling)
+    upper_x[~unit] = _hoeffding_bentkus(x_sum[~unit], n[~unit], share)
     return np.minimum(1.0, c * upper_x / lower_mean_weight)
 
 
