@@ -516,6 +516,11 @@ class _Tails:
         ]
 
 
+# A level where a candidate becomes testable is tried this far above it, so that rounding
+# in inverting the minimum effective sample cannot leave the candidate untested there.
+_TESTABLE_NUDGE = 1e-9
+
+
 def _best_certifiable(
     thresholds: np.ndarray,
     bounds: np.ndarray,
@@ -528,9 +533,15 @@ def _best_certifiable(
     """The smallest level a < 1 at which the fixed-sequence search would certify something
     on this budget, were it set to a and the other budget kept: the candidates tested are
     the search's own, those with data enough for min(a, other budget) / headroom.
-    Certifying needs the first tested candidate's bound <= a, so a is one of the bounds;
-    every one is tried at once, levels as rows and candidates as columns."""
-    levels = np.unique(bounds)
+
+    Which candidate is tested first changes only where a reaches a candidate's testable
+    level, headroom x its clean record's bound; between two such levels the search
+    certifies once a reaches the first tested candidate's bound. So the smallest level is
+    one of the bounds or one of the testable levels (to within _TESTABLE_NUDGE). Every one
+    is tried at once, levels as rows and candidates as columns."""
+    with np.errstate(divide="ignore"):
+        testable_at = -headroom * np.expm1(math.log(delta_sampling) / effective)
+    levels = np.unique(np.concatenate([bounds, testable_at * (1 + _TESTABLE_NUDGE)]))
     levels = levels[(levels > 0.0) & (levels < 1.0)]
     if not len(levels):
         return None

@@ -536,6 +536,33 @@ def test_a_larger_budget_never_certifies_a_higher_threshold_here():
             assert heights == sorted(heights, reverse=True), (seed, budget, found)
 
 
+@pytest.mark.parametrize("headroom", [1.0, 2.0])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_best_certifiable_error_is_where_the_search_certifies(headroom, seed):
+    # What best_bad and best_edit say, checked by running the search at that budget (the
+    # other kept): it certifies the threshold reported, and just below, nothing. With
+    # headroom, a budget between two bounds can certify: it tests fewer candidates.
+    data = world_history(np.random.default_rng(seed))
+    for budget, other in (("alpha_bad", "alpha_edit"), ("alpha_edit", "alpha_bad")):
+        options = {other: 0.5, "headroom": headroom}
+        result = certify.certify_approve_threshold(*data, **options)
+        best = result.best_bad if budget == "alpha_bad" else result.best_edit
+        assert best is not None
+        at = certify.certify_approve_threshold(*data, **options, **{budget: best.error})
+        assert (at.state, at.threshold) == (State.CERTIFIED, best.threshold), (budget, best)
+        below = best.error * (1 - 1e-6)
+        assert (
+            certify.certify_approve_threshold(*data, **options, **{budget: below}).threshold is None
+        )
+
+
+def test_with_every_output_bad_no_budget_below_1_certifies_anything():
+    # Every bound is 1 where there is data: no level under 1 passes a tested candidate.
+    result = search([(9.0, 400, 1.0, 400)])
+    assert {c.bad.bound for c in result.candidates} == {1.0}
+    assert (result.best_bad, result.best_edit) == (None, None)
+
+
 def test_replicates_widen_the_search_and_must_come_in_pairs():
     data = world_history(np.random.default_rng(3))
     _, _, bad, edit = data
