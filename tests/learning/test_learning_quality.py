@@ -111,18 +111,6 @@ def test_a_budget_that_cannot_be_met_is_never_climbed_toward():
     assert sum(r["alert_within"] for r in rows) >= 3, rows
 
 
-# Every task type auto-approved all of the last week at a certified threshold (certified in
-# that run, or held there by an underpowered one, which never moves off the last certified
-# value) and ended certified, its auto-approved outputs within both budgets by the truth:
-# * where reviewers never err (claim 5's world). Under ADR-0003's capped multiplier the
-#   accuracy bonus tied a third of classify's and extract's outputs at 10.0, 5 to 7 % of them
-#   needing an edit: both ended "not attainable" at the 7.0 default, auto-approving outputs
-#   over budget. The bonus on the odds (validators-v2) mended it.
-# * where every reviewer is as careful as the accurate one (claim 1). Before faults found by
-#   audits were checked by a second review, three task types of four in this history stayed
-#   underpowered all 30 days: the label model could not tell a careful reviewer's rare slip
-#   from a bad output among the top scores, and its spread kept the bound on P(bad) over
-#   0.01. They auto-approved at the 7.0 default, 11 to 19 % of it needing an edit.
 @pytest.fixture(scope="module")
 def never_err_world() -> loop.History:
     return loop.run_history(
@@ -139,6 +127,18 @@ def careful_world() -> loop.History:
     )
 
 
+# Every task type auto-approved all of the last week at a certified threshold (certified in
+# that run, or held there by an underpowered one, which never moves off the last certified
+# value) and ended certified, its auto-approved outputs within both budgets by the truth:
+# * where reviewers never err (claim 5's world). Under ADR-0003's capped multiplier the
+#   accuracy bonus tied a third of classify's and extract's outputs at 10.0, 5 to 7 % of them
+#   needing an edit: both ended "not attainable" at the 7.0 default, auto-approving outputs
+#   over budget. The bonus on the odds (validators-v2) mended it.
+# * where every reviewer is as careful as the accurate one (claim 1). Before faults found by
+#   audits were checked by a second review, three task types of four in this history stayed
+#   underpowered all 30 days: the label model could not tell a careful reviewer's rare slip
+#   from a bad output among the top scores, and its spread kept the bound on P(bad) over
+#   0.01. They auto-approved at the 7.0 default, 11 to 19 % of it needing an edit.
 @pytest.mark.parametrize("world_name", ["never_err_world", "careful_world"])
 def test_every_task_type_is_certified_and_holds(world_name, request):
     history = request.getfixturevalue(world_name)
