@@ -483,8 +483,9 @@ class _Tails:
         self.delta_label = delta_label
         self.counts = self.sums(np.ones(len(score)))
         self.weight_sums = self.sums(weight)
-        clean = _ratio_bounds(self.counts, self.weight_sums, 0.0, top_weight, delta_sampling)
-        self.effective_n = _effective_n(clean, delta_sampling)
+        # A clean record's bound at each candidate: what its effective sample is read from.
+        self.clean = _ratio_bounds(self.counts, self.weight_sums, 0.0, top_weight, delta_sampling)
+        self.effective_n = _effective_n(self.clean, delta_sampling)
 
     def sums(self, values: np.ndarray) -> np.ndarray:
         per_bin = np.bincount(self.bins, weights=values, minlength=self.size + 1)
@@ -524,8 +525,7 @@ _TESTABLE_NUDGE = 1e-9
 def _best_certifiable(
     thresholds: np.ndarray,
     bounds: np.ndarray,
-    effective: np.ndarray,
-    delta_sampling: float,
+    tails: _Tails,
     *,
     other_alpha: float,
     headroom: float,
@@ -539,16 +539,18 @@ def _best_certifiable(
     certifies once a reaches the first tested candidate's bound. So the smallest level is
     one of the bounds or one of the testable levels (to within _TESTABLE_NUDGE). Every one
     is tried at once, levels as rows and candidates as columns."""
-    with np.errstate(divide="ignore"):
-        testable_at = -headroom * np.expm1(math.log(delta_sampling) / effective)
+    testable_at = headroom * tails.clean
     levels = np.unique(np.concatenate([bounds, testable_at * (1 + _TESTABLE_NUDGE)]))
     levels = levels[(levels > 0.0) & (levels < 1.0)]
     if not len(levels):
         return None
     needed = np.array(
-        [minimum_effective_sample(min(a, other_alpha) / headroom, delta_sampling) for a in levels]
+        [
+            minimum_effective_sample(min(a, other_alpha) / headroom, tails.delta_sampling)
+            for a in levels
+        ]
     )
-    tested = effective[np.newaxis, :] >= needed[:, np.newaxis]
+    tested = tails.effective_n[np.newaxis, :] >= needed[:, np.newaxis]
     # Written as "not <=", so that a NaN bound fails, as in the search.
     failed = tested & ~(bounds[np.newaxis, :] <= levels[:, np.newaxis])
     # Each level's sequence stops at its first failure; the candidates tested before it pass.
@@ -659,16 +661,14 @@ def certify_approve_threshold(
         best_bad=_best_certifiable(
             thresholds,
             np.array([c.bad.bound for c in candidates]),
-            tails.effective_n,
-            delta_sampling,
+            tails,
             other_alpha=alpha_edit,
             headroom=headroom,
         ),
         best_edit=_best_certifiable(
             thresholds,
             np.array([c.edit.bound for c in candidates]),
-            tails.effective_n,
-            delta_sampling,
+            tails,
             other_alpha=alpha_bad,
             headroom=headroom,
         ),
