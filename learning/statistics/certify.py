@@ -53,7 +53,9 @@ reviews, the same items), delta is split in two halves:
 * delta / 2 for sampling: the bound above is computed at delta / 2 on the point losses and
   on each replicate;
 * delta / 2 for the label model: the widened bound is the k-th smallest replicate bound,
-  k = ceil((1 - delta / 2) (B + 1)), and never less than the point bound.
+  k = ceil((1 - delta / 2) (B + 1)), and never less than the point bound. With the outputs
+  and weights fixed the bound rises with the weighted loss sum, so that is the bound of the
+  k-th smallest replicate sum: one bound to work out, not B.
 
 If the loss vector that the label model's true parameters would give is exchangeable with
 the replicates, the chance that its bound exceeds the k-th smallest replicate bound is at
@@ -282,6 +284,14 @@ def _label_model_rank(replicate_count: int, delta_label: float) -> int:
     return rank
 
 
+def _covering_loss_sum(replicate_sums: np.ndarray, replicate_count: int, delta_label: float):
+    """The k-th smallest of the replicates' weighted loss sums (axis 0), k the covering
+    rank. The bound rises with the loss sum, all else fixed, so the k-th smallest replicate
+    bound is the bound of this sum: one bound per sample instead of one per replicate."""
+    rank = _label_model_rank(replicate_count, delta_label)
+    return np.partition(replicate_sums, rank - 1, axis=0)[rank - 1]
+
+
 def _split_delta(delta: float, with_replicates: bool) -> tuple[float, float]:
     """(delta for sampling, delta for the label model)."""
     if not with_replicates:
@@ -338,9 +348,9 @@ def weighted_loss_bound(
     clean = _ratio_bounds(n, weight_sum, 0.0, top_weight, delta_sampling)
     bound = float(sampling)
     if replicate is not None:
-        rank = _label_model_rank(len(replicate), delta_label)
-        per_replicate = _ratio_bounds(n, weight_sum, replicate @ weight, top_weight, delta_sampling)
-        bound = max(bound, float(np.sort(per_replicate)[rank - 1]))
+        covering = _covering_loss_sum(replicate @ weight, len(replicate), delta_label)
+        widened = _ratio_bounds(n, weight_sum, covering, top_weight, delta_sampling)
+        bound = max(bound, float(widened))
     return LossBound(
         n=n,
         effective_n=float(_effective_n(clean, delta_sampling)),
@@ -499,12 +509,14 @@ class _Tails:
         )
         widened = sampling
         if replicates is not None:
-            rank = _label_model_rank(len(replicates), self.delta_label)
             replicate_sums = np.array([self.sums(self.weight * r) for r in replicates])
-            per_replicate = _ratio_bounds(
-                self.counts, self.weight_sums, replicate_sums, self.top_weight, self.delta_sampling
+            covering = _covering_loss_sum(replicate_sums, len(replicates), self.delta_label)
+            widened = np.maximum(
+                sampling,
+                _ratio_bounds(
+                    self.counts, self.weight_sums, covering, self.top_weight, self.delta_sampling
+                ),
             )
-            widened = np.maximum(sampling, np.sort(per_replicate, axis=0)[rank - 1])
         return [
             LossBound(
                 n=int(self.counts[k]),
