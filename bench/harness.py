@@ -48,6 +48,18 @@ def git_state(
     return commit.strip(), [line[3:] for line in changed.splitlines()]
 
 
+def git_objects(*revisions: str) -> list[str] | None:
+    """The object ids of ``revisions`` such as "HEAD:learning"; None outside git or where one
+    is missing."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", *revisions], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return out.split()
+
+
 def percentile(sorted_values: list[float], pct: float) -> float | None:
     """Nearest-rank percentile of an already sorted list."""
     if not sorted_values:

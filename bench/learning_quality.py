@@ -16,13 +16,16 @@ on stderr. Run by hand, never as a timed test:
 The full count takes hours; it can be run in parts (``--first-seed 1000 --histories 20``,
 then ``--first-seed 1020 --histories 20``, each with its share of ``--extra-histories``)
 and the parts' outputs joined with ``--merge a.json b.json``, which recomputes every claim
-over all their histories. Parts of other code (each output records its commit and whether
-the tree was clean), other settings or the same seed twice are refused.
+over all their histories. Parts of other code, other settings or the same seed twice are
+refused. The code is what the histories depend on (``MEASURED_PATHS``: learning/, gating/,
+bench/ and the pinned packages), so parts measured at commits that differ elsewhere, in the
+docs say, can be joined; each output records its commit too.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import time
@@ -175,13 +178,29 @@ def _count(values) -> dict:
 SETTINGS = ("days", "outputs_per_day", "reviews_per_day", "code")
 
 
+# What a history's figures depend on: the loop, the statistics and the scorer, this bench and
+# the pinned packages. A commit that changes none of them (the docs, the pages) leaves the
+# histories as they were, so parts measured on either side of it can still be joined.
+MEASURED_PATHS = ("learning", "gating", "bench", "requirements-dev.lock")
+
+
 def code_version() -> str | None:
-    """The commit measured, marked "+changes" if the tree differs from it; None outside git."""
-    state = harness.git_state(untracked=False)
+    """The git object ids of ``MEASURED_PATHS`` at HEAD, hashed together and marked
+    "+changes" if the tree differs from them there; None outside git."""
+    state = harness.git_state(*MEASURED_PATHS, untracked=False)
     if state is None:
         return None
-    commit, changed = state
-    return commit + ("+changes" if changed else "")
+    _, changed = state
+    trees = harness.git_objects(*(f"HEAD:{path}" for path in MEASURED_PATHS))
+    if trees is None:
+        return None
+    digest = hashlib.sha1(" ".join(trees).encode()).hexdigest()
+    return digest + ("+changes" if changed else "")
+
+
+def commit() -> str | None:
+    state = harness.git_state(untracked=False)
+    return None if state is None else state[0]
 
 
 def merged(parts: list[dict]) -> dict:
@@ -192,7 +211,7 @@ def merged(parts: list[dict]) -> dict:
         if differing:
             raise ValueError(f"the parts differ in {', '.join(differing)}: not one run")
     if first.get("code") is None or first["code"].endswith("+changes"):
-        raise ValueError("a part records no commit, or uncommitted code: it cannot be joined")
+        raise ValueError("a part records no code version, or uncommitted code: it cannot be joined")
     histories = [h for part in parts for h in part["histories"]]
     seen = set()
     for h in histories:
@@ -203,6 +222,7 @@ def merged(parts: list[dict]) -> dict:
         "bench": "learning_quality",
         "command": [part["command"] for part in parts],
         **{key: first.get(key) for key in SETTINGS},
+        "commit": [part.get("commit") for part in parts],
         "seconds": round(sum(part["seconds"] for part in parts), 1),
         "claims": summary(histories, loop.LoopSettings().budgets.delta),
         "histories": histories,
@@ -260,6 +280,7 @@ def main(argv: list[str] | None = None) -> None:
                 "outputs_per_day": args.outputs_per_day,
                 "reviews_per_day": args.reviews_per_day,
                 "code": code_version(),
+                "commit": commit(),
                 "seconds": round(time.perf_counter() - started, 1),
                 "claims": summary(results, delta),
                 "histories": results,

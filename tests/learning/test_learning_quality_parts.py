@@ -24,7 +24,7 @@ def histories() -> list[dict]:
         ]
 
 
-def part(histories, *, code="0" * 40, days=2, seconds=1.5):
+def part(histories, *, code="0" * 40, days=2, seconds=1.5, commit="a" * 40):
     return {
         "bench": "learning_quality",
         "command": "python -m bench.learning_quality …",
@@ -32,18 +32,23 @@ def part(histories, *, code="0" * 40, days=2, seconds=1.5):
         "outputs_per_day": 600,
         "reviews_per_day": 300,
         "code": code,
+        "commit": commit,
         "seconds": seconds,
         "histories": histories,
     }
 
 
 def test_parts_join_into_one_run_of_all_their_histories(histories):
-    joined = learning_quality.merged([part(histories[:1]), part(histories[1:], seconds=2.0)])
+    joined = learning_quality.merged(
+        [part(histories[:1]), part(histories[1:], seconds=2.0, commit="b" * 40)]
+    )
     assert joined["histories"] == histories
     assert joined["claims"] == learning_quality.summary(histories, DELTA)
     assert joined["claims"]["default"]["histories"] == 2
     assert joined["seconds"] == 3.5
     assert joined["code"] == "0" * 40
+    # Commits that differ only outside the measured paths join; each part's is kept.
+    assert joined["commit"] == ["a" * 40, "b" * 40]
 
 
 @pytest.mark.parametrize(
@@ -60,10 +65,36 @@ def test_parts_of_other_settings_or_code_are_refused(histories, second, words):
 
 @pytest.mark.parametrize("code", [None, "0" * 40 + "+changes"])
 def test_parts_of_uncommitted_code_are_refused(histories, code):
-    with pytest.raises(ValueError, match="records no commit, or uncommitted code"):
+    with pytest.raises(ValueError, match="records no code version, or uncommitted code"):
         learning_quality.merged([part(histories[:1], code=code), part(histories[1:], code=code)])
 
 
 def test_a_history_in_two_parts_is_refused(histories):
     with pytest.raises(ValueError, match="history default 2 is in two parts"):
         learning_quality.merged([part(histories[:2]), part(histories[1:])])
+
+
+def test_the_code_version_is_that_of_the_measured_paths_alone(monkeypatch):
+    asked = {}
+
+    def git_state(*paths, untracked):
+        asked["paths"] = paths
+        return "c" * 40, changed
+
+    def git_objects(*revisions):
+        return [trees.get(r, "0" * 40) for r in revisions]
+
+    monkeypatch.setattr(learning_quality.harness, "git_state", git_state)
+    monkeypatch.setattr(learning_quality.harness, "git_objects", git_objects)
+    changed, trees = [], {}
+    before = learning_quality.code_version()
+    assert asked["paths"] == learning_quality.MEASURED_PATHS
+    assert "learning" in asked["paths"] and "gating" in asked["paths"]
+
+    trees["HEAD:docs"] = "d" * 40  # not measured: the same version
+    assert learning_quality.code_version() == before
+    trees["HEAD:learning"] = "e" * 40
+    after = learning_quality.code_version()
+    assert after != before and not after.endswith("+changes")
+    changed.append("learning/statistics/certify.py")
+    assert learning_quality.code_version() == after + "+changes"
