@@ -17,9 +17,9 @@ The full count takes hours; it can be run in parts (``--first-seed 1000 --histor
 then ``--first-seed 1020 --histories 20``, each with its share of ``--extra-histories``)
 and the parts' outputs joined with ``--merge a.json b.json``, which recomputes every claim
 over all their histories. Parts of other code, other settings or the same seed twice are
-refused. The code is what the histories depend on (``MEASURED_PATHS``: learning/, gating/,
-bench/ and the pinned packages), so parts measured at commits that differ elsewhere, in the
-docs say, can be joined; each output records its commit too.
+refused. The code is what the histories depend on (``MEASURED_PATHS``: the loop, the
+statistics, the scorer, bench/ and the pinned packages), so parts measured at commits that
+differ elsewhere, in the docs say, can be joined; each output records its commit too.
 """
 
 from __future__ import annotations
@@ -178,10 +178,20 @@ def _count(values) -> dict:
 SETTINGS = ("days", "outputs_per_day", "reviews_per_day", "code")
 
 
-# What a history's figures depend on: the loop, the statistics and the scorer, this bench and
-# the pinned packages. A commit that changes none of them (the docs, the pages) leaves the
-# histories as they were, so parts measured on either side of it can still be joined.
-MEASURED_PATHS = ("learning", "gating", "bench", "requirements-dev.lock")
+# What a history's figures depend on: the loop and its world, the statistics, the scorer,
+# this bench and the pinned packages (a test checks that a history imports nothing else of
+# the project). A commit that changes none of them (the docs, the pages, the database side
+# of the cycles) leaves the histories as they were, so parts measured on either side of it
+# can still be joined.
+MEASURED_PATHS = (
+    "learning/__init__.py",
+    "learning/simulation",
+    "learning/statistics",
+    "gating/__init__.py",
+    "gating/scoring.py",
+    "bench",
+    "requirements-dev.lock",
+)
 
 
 def code_version() -> str | None:

@@ -1,7 +1,11 @@
 """bench/learning_quality.py run in parts and joined: the claims recomputed over all the
 parts' histories, and parts that are not one run refused."""
 
+import json
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -9,6 +13,7 @@ from bench import learning_quality
 from learning.simulation import loop
 
 DELTA = loop.LoopSettings().budgets.delta
+ROOT = Path(learning_quality.__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -89,12 +94,37 @@ def test_the_code_version_is_that_of_the_measured_paths_alone(monkeypatch):
     changed, trees = [], {}
     before = learning_quality.code_version()
     assert asked["paths"] == learning_quality.MEASURED_PATHS
-    assert "learning" in asked["paths"] and "gating" in asked["paths"]
 
     trees["HEAD:docs"] = "d" * 40  # not measured: the same version
     assert learning_quality.code_version() == before
-    trees["HEAD:learning"] = "e" * 40
+    trees["HEAD:learning/statistics"] = "e" * 40
     after = learning_quality.code_version()
     assert after != before and not after.endswith("+changes")
     changed.append("learning/statistics/certify.py")
     assert learning_quality.code_version() == after + "+changes"
+
+
+def test_a_history_reads_no_project_code_outside_the_measured_paths():
+    # In a fresh interpreter: this one has loaded the whole project for the test database.
+    script = (
+        "import json, sys, warnings\n"
+        "from bench import learning_quality\n"
+        "warnings.simplefilter('ignore', RuntimeWarning)\n"
+        "learning_quality.one('default', 1, 2, 600, 300)\n"
+        "print(json.dumps([getattr(m, '__file__', None) for m in list(sys.modules.values())]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    files = [Path(f).resolve() for f in json.loads(done.stdout.splitlines()[-1]) if f]
+    project = [f.relative_to(ROOT) for f in files if f.is_relative_to(ROOT)]
+    project = [f for f in project if f.parts[0] != ".venv"]
+    assert any(f.parts[:2] == ("learning", "simulation") for f in project)
+    uncovered = [
+        str(f)
+        for f in project
+        if not any(
+            f == Path(p) or f.is_relative_to(Path(p)) for p in learning_quality.MEASURED_PATHS
+        )
+    ]
+    assert uncovered == []
