@@ -52,34 +52,25 @@ def bulk_decision_count(items: QuerySet[ReviewItem]) -> int:
 
 
 def audit_coverage(*, since: datetime, until: datetime) -> dict[tuple[int, str], tuple[int, int]]:
-    """The audits drawn in [since, until) and how many of them were decided before ``until``,
-    as (created, decided), per (task type id, stratum). The stratum is the gate's decision on
-    the audited output, ``approved`` or ``warning``: each is sampled at its own audit rate.
+    """The audits drawn in [since, until) and how many of them had their first review
+    before ``until``, as (created, decided), per (task type id, stratum). The stratum is the
+    gate's decision on the audited output, ``approved`` or ``warning``: each is sampled at
+    its own audit rate.
 
     For the learning cycles: the inclusion probability an audit achieved is its rate times
-    the share of its stratum decided, since an audit still waiting is no evidence yet.
-    An audit is one draw, so one item counts: its first round (kind ``audit``). It is
-    decided once its last round is, as ``reviews._advance`` moves it on: its own review
-    when it needs no second; the second review when no adjudication followed (they
-    agreed); otherwise the adjudication.
+    the share of its stratum reviewed, since an audit still waiting is no evidence yet. The
+    first review is what counts, not the last round: whether an audit gets a second review
+    or an adjudication depends on what its first reviewer found, so waiting for the last
+    round would leave out above all the audits that found fault.
     """
-    adjudicated = ReviewItem.objects.filter(
-        output=OuterRef("output"), is_audit=True, kind=Kind.ADJUDICATION
-    )
-    last_round = (
-        Q(item__kind=Kind.AUDIT, item__needs_second_review=False)
-        | (Q(item__kind=Kind.SECOND) & ~Exists(adjudicated))
-        | Q(item__kind=Kind.ADJUDICATION)
-    )
-    final_review = Review.objects.filter(
-        last_round, output=OuterRef("output"), item__is_audit=True, decided_at__lt=until
-    )
+    # A bulk decision is one lead's call on many outputs, which the cycles leave out.
+    first_review = Review.objects.filter(item=OuterRef("pk"), is_bulk=False, decided_at__lt=until)
     rows = (
         ReviewItem.objects.filter(
             kind=Kind.AUDIT, is_audit=True, queued_at__gte=since, queued_at__lt=until
         )
         .values("task_type_id", "output__decision")
-        .annotate(created=Count("id"), decided=Count("id", filter=Q(Exists(final_review))))
+        .annotate(created=Count("id"), decided=Count("id", filter=Q(Exists(first_review))))
     )
     return {
         (row["task_type_id"], row["output__decision"]): (row["created"], row["decided"])

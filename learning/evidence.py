@@ -1,15 +1,20 @@
 """What the learning cycles know about the outputs judged in a window.
 
-``judged_evidence(since, until)`` reads the window's final verdicts and every independent
-review behind them, and turns them into what the pure statistics take:
+``judged_evidence(since, until)`` reads the outputs reviewed in the window and every
+independent review of them decided by its end, and turns them into what the pure
+statistics take. An output whose later rounds are still open (a second review, an
+adjudication) is judged on the verdicts it has: those rounds follow a first review that
+found fault, so waiting for them would leave out, above all, the outputs at fault, and the
+label model would read the rest as cleaner than the traffic is, and every reviewer's rejects
+as surer than they are.
 
 * each judged output rescored with today's validator weights (``gating.scoring.scores_many``):
   the threshold search must see the scores the gate would give now, not those it gave
   when the weights were older. An output another scorer decided (docs/scoring.md) keeps its
   stored score: that scorer reads evidence or provenance, not the weights;
 * its weight, 1 / the inclusion probability it achieved: its draw rate (1 for a held
-  output) times the share of its stratum's audits in the window decided by its end
-  (``gating.selectors.audit_coverage``), an audit still waiting being no evidence yet.
+  output) times the share of its stratum's audits in the window with a first review by its
+  end (``gating.selectors.audit_coverage``), an audit still waiting being no evidence yet.
   Audits drawn at a sparser rate than their stratum's current one are left out: a window
   that mixed them in would bound every candidate with their larger weight;
 * the label model fitted to every review (``learning.statistics.labels``), with a prior per
@@ -107,7 +112,7 @@ def _scored_by_validators(verdict: selectors.Verdict) -> bool:
 def judged_evidence(
     *, since: datetime, until: datetime, replicates: int = 0, seed: int = 0
 ) -> JudgedEvidence:
-    verdicts = selectors.verdicts(since=since, until=until, with_validators=True)
+    verdicts = selectors.verdicts(since=since, until=until, with_validators=True, settled=False)
     task_types = {
         t.pk: t for t in TaskType.objects.filter(pk__in={v.task_type_id for v in verdicts})
     }

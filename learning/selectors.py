@@ -43,29 +43,35 @@ class Verdict:
         return self.action == APPROVE
 
 
-def verdicts(*, since: datetime, until: datetime, with_validators: bool = True) -> list[Verdict]:
+def verdicts(
+    *, since: datetime, until: datetime, with_validators: bool = True, settled: bool = True
+) -> list[Verdict]:
     """Final human verdicts decided in [since, until). Bulk decisions are left out: they are
     one lead's call on many outputs, not independent judgments. ``with_validators=False``
     skips reading each output's validator results, the bulk of the rows, for the cycles
-    that do not use them."""
-    reviews = (
-        Review.objects.filter(is_bulk=False, decided_at__gte=since, decided_at__lt=until)
+    that do not use them.
+
+    ``settled=False`` takes every output with a review decided in the window, as its reviews
+    stood at ``until``, some rounds (a second review, an adjudication) perhaps still open:
+    the outputs the label model judges on the verdicts they have. Which outputs get those
+    rounds depends on what the first reviewer found, so that only settled outputs would be
+    a sample chosen by its outcome."""
+    reviews = Review.objects.filter(is_bulk=False, decided_at__gte=since, decided_at__lt=until)
+    if settled:
         # Final as of ``until``: no round still open, and none decided after it (a rerun of
         # the window, or one running late, sees the same verdicts).
-        .exclude(
+        reviews = reviews.exclude(
             Exists(
                 ReviewItem.objects.filter(output=OuterRef("output"), state=ReviewItem.State.OPEN)
             )
-        )
-        .exclude(
+        ).exclude(
             Exists(
                 Review.objects.filter(
                     output=OuterRef("output"), is_bulk=False, decided_at__gte=until
                 )
             )
         )
-        .order_by("decided_at", "id")
-    )
+    reviews = reviews.order_by("decided_at", "id")
     columns = {
         "output_id": "output_id",
         "task_type_id": "output__task_type_id",

@@ -1,5 +1,5 @@
 """audit_coverage: the audits drawn in a window per task type and stratum, and how many of
-them had their final review before the window's end."""
+them had their first review before the window's end, whatever rounds followed it."""
 
 from collections import Counter
 from dataclasses import dataclass
@@ -27,10 +27,10 @@ def at(hours: float) -> datetime:
 
 @dataclass
 class Audit:
-    """One audit as the scenario made it: when drawn, and when its last round was decided."""
+    """One audit as the scenario made it: when drawn, and when its first round was decided."""
 
     output: Output
-    final_at: datetime | None = None
+    first_at: datetime | None = None
 
 
 @pytest.fixture
@@ -84,7 +84,7 @@ def expected_from(audits: list[Audit]) -> dict[tuple[int, str], tuple[int, int]]
         if SINCE <= audit.output.created_at < UNTIL:
             key = (audit.output.task_type_id, audit.output.decision)
             created[key] += 1
-            decided[key] += audit.final_at is not None and audit.final_at < UNTIL
+            decided[key] += audit.first_at is not None and audit.first_at < UNTIL
     return {key: (created[key], decided[key]) for key in created}
 
 
@@ -100,46 +100,46 @@ def test_audits_drawn_and_decided_in_a_window_by_task_type_and_stratum(draw, peo
     # Decided in one round: before the end, after it, or never.
     before_window = audit("a", approved, at(-1))
     decide(before_window, "audit", first, at(1))
-    before_window.final_at = at(1)
+    before_window.first_at = at(1)
     on_the_start = audit("a", approved, at(0))
     decide(on_the_start, "audit", first, at(1))
-    on_the_start.final_at = at(1)
+    on_the_start.first_at = at(1)
     decided_late = audit("a", approved, at(2))
     decide(decided_late, "audit", first, UNTIL)
-    decided_late.final_at = UNTIL
+    decided_late.first_at = UNTIL
     audit("a", approved, at(3))
     on_the_end = audit("a", approved, UNTIL)
     decide(on_the_end, "audit", first, UNTIL + timedelta(hours=1))
     just_in_time = audit("a", warning, at(2))
     decide(just_in_time, "audit", first, UNTIL - timedelta(seconds=1))
-    just_in_time.final_at = UNTIL - timedelta(seconds=1)
+    just_in_time.first_at = UNTIL - timedelta(seconds=1)
 
-    # Two rounds that agree: final at the second.
+    # Later rounds, done or still open, change nothing: the first review counts.
     agreed = audit("a", approved, at(4), second=True)
     decide(agreed, "audit", first, at(5))
     decide(agreed, "second", second, at(6))
-    agreed.final_at = at(6)
-    # A second review still open: not decided, though its first round is.
+    agreed.first_at = at(5)
     waiting = audit("a", warning, at(2), second=True)
     decide(waiting, "audit", first, at(3))
-    # Two rounds that disagree: open until a lead adjudicates.
+    waiting.first_at = at(3)
     disputed = audit("a", warning, at(1), second=True)
     decide(disputed, "audit", first, at(2))
     decide(disputed, "second", second, at(3), action="reject", reason="other")
+    disputed.first_at = at(2)
     settled = audit("a", warning, at(1), second=True)
     decide(settled, "audit", first, at(2))
     decide(settled, "second", second, at(3), action="reject", reason="other")
     decide(settled, "adjudication", lead, at(4))
-    settled.final_at = at(4)
-    settled_late = audit("a", warning, at(1), second=True)
-    decide(settled_late, "audit", first, at(2))
-    decide(settled_late, "second", second, at(3), action="reject", reason="other")
-    decide(settled_late, "adjudication", lead, UNTIL + timedelta(minutes=1))
-    settled_late.final_at = UNTIL + timedelta(minutes=1)
+    settled.first_at = at(2)
+    # A first review after the end, however its rounds went on.
+    first_late = audit("a", warning, at(1), second=True)
+    decide(first_late, "audit", first, UNTIL + timedelta(minutes=1))
+    decide(first_late, "second", second, UNTIL + timedelta(minutes=2))
+    first_late.first_at = UNTIL + timedelta(minutes=1)
 
     other_task = audit("b", approved, at(5))
     decide(other_task, "audit", first, at(6))
-    other_task.final_at = at(6)
+    other_task.first_at = at(6)
     # Held outputs are not audits, however they are decided.
     held = held_outputs(1)[0]
     ReviewItem.objects.filter(output=held).update(queued_at=at(5))
@@ -149,7 +149,7 @@ def test_audits_drawn_and_decided_in_a_window_by_task_type_and_stratum(draw, peo
 
     assert coverage == expected_from(audits)
     a, b = (TaskType.objects.get(name=name).pk for name in ("a", "b"))
-    assert coverage == {(a, "approved"): (4, 2), (a, "warning"): (5, 2), (b, "approved"): (1, 1)}
+    assert coverage == {(a, "approved"): (4, 2), (a, "warning"): (5, 4), (b, "approved"): (1, 1)}
 
 
 def test_a_window_with_no_audits_is_empty(db):

@@ -131,6 +131,35 @@ def test_an_audit_stands_for_its_rate_times_the_share_of_audits_decided(
     assert approve.evidence["audits"]["approved"]["share_decided"] == 0.5
 
 
+def test_an_audit_that_found_fault_counts_before_its_second_review(gateway, user_in):
+    reviewer = user_in("reviewer")
+    held_and_decided(gateway, reviewer)
+    task_type = TaskType.objects.get(name="t")
+    audited = ingest(gateway, 2, at=NOW - timedelta(days=2))
+    ReviewItem.objects.filter(output__in=audited).update(
+        kind="audit", is_audit=True, inclusion_probability=0.2
+    )
+    Output.objects.filter(pk__in=[o.pk for o in audited]).update(decision="approved")
+    TaskType.objects.filter(pk=task_type.pk).update(audit_rate_approved=0.2)
+    decide(audited, reviewer, "reject", NOW - timedelta(days=1))
+    # An audit that finds fault goes to a second reviewer, who has not come yet.
+    assert ReviewItem.objects.filter(output__in=audited, kind="second", state="open").count() == 2
+
+    found = evidence.judged_evidence(since=NOW - timedelta(days=30), until=NOW)
+
+    weight = dict(zip(found.output_ids.tolist(), found.weights.tolist(), strict=True))
+    # Both are judged on the reject they have, each standing for 1 / 0.2 outputs: both
+    # audits drawn had their first review.
+    assert weight[audited[0].pk] == weight[audited[1].pk] == pytest.approx(1 / 0.2)
+    assert found.audits_achieved(task_type.pk)["approved"]["share_decided"] == 1.0
+    audited_pks = {o.pk for o in audited}
+    error = dict(zip(found.output_ids.tolist(), found.fit.error.tolist(), strict=True))
+    assert error[audited[0].pk] > max(e for pk, e in error.items() if pk not in audited_pks)
+    # The cycles that read settled verdicts (the alerts) still wait for the last round.
+    settled = selectors.verdicts(since=NOW - timedelta(days=30), until=NOW)
+    assert not audited_pks & {v.output_id for v in settled}
+
+
 def test_audits_drawn_sparser_than_their_rate_today_are_left_out(gateway, user_in):
     reviewer = user_in("reviewer")
     held_and_decided(gateway, reviewer)
