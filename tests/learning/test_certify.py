@@ -586,6 +586,25 @@ def test_replicates_widen_the_search_and_must_come_in_pairs():
         certify.certify_approve_threshold(*data, replicates_bad=np.tile(bad, (39, 1)))
 
 
+def test_the_widened_bound_is_the_covering_rank_of_the_replicates_own_bounds():
+    # The bound of the covering rank's replicate sum is taken for the covering rank of the
+    # replicates' bounds; here each replicate's bound is worked out on its own and sorted.
+    # Many replicates with weights of three sizes, drawn so that taking the rank one below
+    # the covering one and reading the next element shows.
+    rng = np.random.default_rng(97)
+    n, count = 200, 4_999
+    replicates = rng.random((count, n)) * 0.05
+    weights = rng.choice([1.0, 4.0, 10.0], size=n)
+    got = certify.weighted_loss_bound(replicates.mean(axis=0), weights, replicates=replicates)
+    own = sorted(
+        certify.weighted_loss_bound(r, weights, delta=DELTA / 2).sampling_bound for r in replicates
+    )
+    rank = math.ceil((1 - DELTA / 2) * (count + 1))
+    assert rank == 4_875
+    assert got.bound == max(got.sampling_bound, own[rank - 1])
+    assert own[rank - 1] > got.sampling_bound
+
+
 def test_the_search_widens_each_candidate_by_the_covering_replicate():
     # 400 outputs at 9.0, every loss 0.01; replicate j has 0.01 + j / 1000 on every output.
     # With 79 replicates the covering rank at delta / 2 is 78 (j = 77: a mean of 0.087, a
