@@ -366,9 +366,9 @@ def _e_step(data: LabelData, parameters: _Parameters) -> tuple[np.ndarray, np.nd
 
 
 def _over_classes(combine: np.ufunc, values: np.ndarray) -> np.ndarray:
-    """``combine`` folded over the last axis, the classes, left to right as numpy's own
-    reduction folds three terms: element-wise operations on whole arrays run several times
-    faster than a reduction along an axis of length 3."""
+    """``combine`` folded over the last axis, the classes, as the left fold that numpy's own
+    reduction makes of three terms; three whole-array operations run several times faster
+    than a reduction along an axis so short."""
     out = values[..., 0].copy()
     for k in range(1, values.shape[-1]):
         combine(out, values[..., k], out=out)
