@@ -28,6 +28,18 @@ def held_and_decided(gateway, reviewer, *, count=30, action="approve", **fields)
     return outputs
 
 
+def audits_of_approved(gateway, count, *, rate):
+    """``count`` outputs turned into audits of approved outputs drawn at ``rate``, the task
+    type's approved audit rate set to it."""
+    audited = ingest(gateway, count, at=NOW - timedelta(days=2))
+    ReviewItem.objects.filter(output__in=audited).update(
+        kind="audit", is_audit=True, inclusion_probability=rate
+    )
+    Output.objects.filter(pk__in=[o.pk for o in audited]).update(decision="approved")
+    TaskType.objects.filter(name="t").update(audit_rate_approved=rate)
+    return audited
+
+
 def test_judged_outputs_are_rescored_with_todays_weights(gateway, user_in):
     reviewer = user_in("reviewer")
     outputs = held_and_decided(gateway, reviewer, facts=False)
@@ -107,12 +119,7 @@ def test_an_audit_stands_for_its_rate_times_the_share_of_audits_decided(
     held_and_decided(gateway, reviewer)
     task_type = TaskType.objects.get(name="t")
     # Two audits of approved outputs drawn at 0.2; one decided, one still waiting.
-    audited = ingest(gateway, 2, at=NOW - timedelta(days=2))
-    ReviewItem.objects.filter(output__in=audited).update(
-        kind="audit", is_audit=True, inclusion_probability=0.2
-    )
-    type(audited[0]).objects.filter(pk__in=[o.pk for o in audited]).update(decision="approved")
-    TaskType.objects.filter(pk=task_type.pk).update(audit_rate_approved=0.2)
+    audited = audits_of_approved(gateway, 2, rate=0.2)
     decide(audited[:1], reviewer, "approve", NOW - timedelta(days=1))
 
     found = evidence.judged_evidence(since=NOW - timedelta(days=30), until=NOW)
@@ -135,12 +142,7 @@ def test_an_audit_that_found_fault_counts_before_its_second_review(gateway, user
     reviewer = user_in("reviewer")
     held_and_decided(gateway, reviewer)
     task_type = TaskType.objects.get(name="t")
-    audited = ingest(gateway, 2, at=NOW - timedelta(days=2))
-    ReviewItem.objects.filter(output__in=audited).update(
-        kind="audit", is_audit=True, inclusion_probability=0.2
-    )
-    Output.objects.filter(pk__in=[o.pk for o in audited]).update(decision="approved")
-    TaskType.objects.filter(pk=task_type.pk).update(audit_rate_approved=0.2)
+    audited = audits_of_approved(gateway, 2, rate=0.2)
     decide(audited, reviewer, "reject", NOW - timedelta(days=1))
     # An audit that finds fault goes to a second reviewer, who has not come yet.
     assert ReviewItem.objects.filter(output__in=audited, kind="second", state="open").count() == 2
