@@ -162,10 +162,32 @@ def summary(results: list[dict], delta: float) -> dict:
             "over_approved_over_budget": sum(u["loss"] < 0 and u["exceeds"] for u in judged),
             "over_approved_within_budget": sum(u["loss"] < 0 and not u["exceeds"] for u in judged),
             "loss_max": max(losses) if losses else None,
+            "loss_mean": _mean(max(0.0, x) for x in losses),
             "within_10_percent": round(sum(within) / max(len(judged), 1), 4),
             "holds": bool(judged) and all(within) and len(judged) == len(perfect),
+            # On the final scores, the last threshold against the one that a bound as narrow
+            # as the sampling noise would certify on the same evidence (quality.floor_threshold):
+            # what a tighter bound could win back, and what no 1 - delta bound avoids.
+            "final_threshold": _losses(judged, "final_threshold_loss"),
+            "floor": _losses(judged, "floor_loss"),
         }
     return out
+
+
+def _losses(units: list[dict], key: str) -> dict:
+    losses = [max(0.0, u[key]) for u in units if u[key] is not None]
+    return {
+        "units": len(losses),
+        "within_10_percent": round(sum(x <= 0.10 for x in losses) / max(len(losses), 1), 4),
+        "mean": _mean(losses),
+        "max": max(losses) if losses else None,
+        "approves_more_than_the_best": sum(u[key] < 0 for u in units if u[key] is not None),
+    }
+
+
+def _mean(values) -> float | None:
+    values = list(values)
+    return round(float(np.mean(values)), 4) if values else None
 
 
 def _count(values) -> dict:

@@ -26,7 +26,7 @@ import numpy as np
 
 from gating import scoring
 from learning.simulation import world
-from learning.statistics import labels, thresholds, weights
+from learning.statistics import certify, labels, thresholds, weights
 
 BLOCKS_PER_DAY = 4
 THRESHOLD_EVERY = 2  # blocks: the thresholds cycle runs every 12 hours
@@ -78,6 +78,43 @@ class ThresholdRun:
     estimated_error: dict[float, float]  # threshold -> estimated P(edit or bad) above it
     true_error: dict[float, float]  # threshold -> the window traffic's true share above it
     evidence: dict = field(default_factory=dict, repr=False)  # the approve certification
+    # What the search read, per candidate: for quality.floor_threshold.
+    estimates: EstimateCurve | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class EstimateCurve:
+    """Per approve candidate (``certify.grid()``, from the top down), the judged outputs
+    scoring at least it: Kish's effective size (sum w)^2 / sum w^2, and the weighted means
+    of the label model's P(needs an edit or bad) and P(bad) (NaN with none)."""
+
+    thresholds: np.ndarray
+    effective_n: np.ndarray
+    edit: np.ndarray
+    bad: np.ndarray
+
+    @classmethod
+    def of(cls, window: thresholds.Window) -> EstimateCurve:
+        candidates = certify.grid()
+        order = np.argsort(-window.scores, kind="stable")
+        ranked = window.scores[order]
+        weight = window.weights[order]
+        # How many judged outputs each candidate takes: those scoring at least it.
+        taken = np.searchsorted(-ranked, -candidates, side="right")
+
+        def upto(values: np.ndarray) -> np.ndarray:
+            return np.concatenate([[0.0], np.cumsum(values)])[taken]
+
+        weight_sum = upto(weight)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return cls(
+                thresholds=candidates,
+                effective_n=np.divide(
+                    weight_sum**2, upto(weight**2), where=taken > 0, out=np.zeros(len(candidates))
+                ),
+                edit=upto(weight * window.loss_edit[order]) / weight_sum,
+                bad=upto(weight * window.loss_bad[order]) / weight_sum,
+            )
 
 
 @dataclass
@@ -385,6 +422,7 @@ def _cycles(run: _Run, block: int, window: np.ndarray, *, thresholds_due: bool) 
                     for c in (9.0, 9.5)
                 },
                 evidence=approve.evidence,
+                estimates=EstimateCurve.of(w),
             )
         )
 

@@ -10,6 +10,7 @@ threshold in hindsight, a logistic model fitted to the true labels.
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -144,17 +145,29 @@ def hindsight_loss(history: loop.History) -> list[dict]:
     The loss is negative where the policy approved more than that best: its thresholds
     moved during the week and scored with the weights of their time, not the final ones.
     That is no loss where what it approved kept within both budgets, and no success where
-    it did not."""
+    it did not.
+
+    Beside it, on the final scores, the loss at the last approve threshold and at
+    ``floor_threshold`` of the last run's evidence: how much of the loss a tighter bound on
+    the same verdicts could win back, and how much any 1 - delta certification pays."""
     last = history.last_days(LAST_DAYS)
     budgets = history.settings.budgets
     errors = approved_error(history)
     rows = []
     for t in range(len(history.config.task_types)):
         mine = last & (history.task_type == t)
+        scores = history.final_scores[mine]
         best = _best_share_within(
-            history.final_scores[mine], history.truth[mine], budgets.alpha_edit, budgets.alpha_bad
+            scores, history.truth[mine], budgets.alpha_edit, budgets.alpha_bad
         )
         achieved = float((history.decision[mine] == loop.APPROVED).mean()) if mine.any() else 0.0
+        runs = [r for r in history.runs if r.task_type == t]
+        final = runs[-1].approve if runs else None
+        floor = (
+            floor_threshold(runs[-1].estimates, budgets)
+            if runs and runs[-1].estimates is not None
+            else None
+        )
         rows.append(
             {
                 "task_type": history.config.task_types[t].name,
@@ -162,9 +175,44 @@ def hindsight_loss(history: loop.History) -> list[dict]:
                 "hindsight_best": round(best, 4),
                 "loss": round(1 - achieved / best, 4) if best else None,
                 "exceeds": errors[t]["exceeds"],
+                "final_threshold": final,
+                "final_threshold_loss": _loss_at(final, scores, best),
+                "floor_threshold": floor,
+                "floor_loss": _loss_at(floor, scores, best),
             }
         )
     return rows
+
+
+def _loss_at(threshold: float | None, scores: np.ndarray, best: float) -> float | None:
+    """The share of ``best`` that ``threshold`` would not approve among ``scores``."""
+    if not best or threshold is None:
+        return None
+    return round(1 - float((scores >= threshold).mean()) / best, 4)
+
+
+def floor_threshold(curve: loop.EstimateCurve, budgets) -> float | None:
+    """The approve threshold that a bound as narrow as the sampling noise would certify on
+    the same evidence: each estimate plus z_(1 - delta) standard errors of a share among
+    Kish's effective size, the whole of delta (none for the label model, none for the
+    weights' mean), candidates tested from the top down until one fails, as the real search
+    does. Hardly any valid 1 - delta bound is narrower, so what is lost here is
+    the evidence's price, not the bound's. None if even the top candidate fails."""
+    z = NormalDist().inv_cdf(1 - budgets.delta)
+    certified = None
+    for threshold, n, edit, bad in zip(
+        curve.thresholds, curve.effective_n, curve.edit, curve.bad, strict=True
+    ):
+        if n == 0:
+            continue  # nothing scores this high: nothing to approve, nothing to bound
+        within = all(
+            mean + z * math.sqrt(mean * (1 - mean) / n) <= alpha
+            for mean, alpha in ((edit, budgets.alpha_edit), (bad, budgets.alpha_bad))
+        )
+        if not within:
+            break
+        certified = float(threshold)
+    return certified
 
 
 def _best_share_within(scores, truth, alpha_edit: float, alpha_bad: float) -> float:

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from learning.simulation import loop, quality, world
+from learning.statistics import thresholds
 
 GOOD, EDIT = (world.TRUTHS.index(t) for t in (world.Truth.GOOD, world.Truth.NEEDS_EDIT))
 
@@ -86,3 +87,85 @@ def test_a_threshold_takes_every_output_tied_at_it():
     # 10 % over budget. Sorted apart, the first nine alone would look like 90 % at no error.
     row = quality.hindsight_loss(history([9.5] * 10, [GOOD] * 9 + [EDIT], [False] * 10))[0]
     assert row["hindsight_best"] == 0.0
+
+
+def test_the_estimate_curve_is_what_each_candidate_takes():
+    rng = np.random.default_rng(5)
+    n = 400
+    window = thresholds.Window(
+        # Scores on the grid itself as well as between its points: a candidate takes the
+        # outputs scoring exactly it.
+        scores=np.where(rng.random(n) < 0.3, 9.5, np.round(rng.uniform(8.0, 10.0, n), 3)),
+        weights=rng.choice([1.0, 4.0, 10.0], n),
+        loss_bad=rng.random(n) * 0.1,
+        loss_edit=rng.random(n) * 0.3,
+    )
+    curve = loop.EstimateCurve.of(window)
+    for i in np.flatnonzero(np.isin(curve.thresholds, [10.0, 9.9, 9.5, 9.48, 9.02, 8.0, 0.0])):
+        taken = window.scores >= curve.thresholds[i]
+        w = window.weights[taken]
+        if not taken.any():
+            assert curve.effective_n[i] == 0 and np.isnan(curve.edit[i])
+            continue
+        assert curve.effective_n[i] == pytest.approx(w.sum() ** 2 / (w**2).sum())
+        assert curve.edit[i] == pytest.approx(np.average(window.loss_edit[taken], weights=w))
+        assert curve.bad[i] == pytest.approx(np.average(window.loss_bad[taken], weights=w))
+
+
+def curve(rows) -> loop.EstimateCurve:
+    """An estimate curve by hand: (threshold, effective size, P(edit or bad), P(bad))."""
+    columns = [np.array(c, dtype=float) for c in zip(*rows, strict=True)]
+    return loop.EstimateCurve(*columns)
+
+
+BUDGETS = thresholds.Budgets()  # 5 % for edits, 1 % for bad, delta 0.05: z = 1.6449
+
+
+@pytest.mark.parametrize(
+    ("rows", "certified"),
+    [
+        # Nothing at 10.0; at 9.98, 0.03 + 1.6449 sqrt(0.03 x 0.97 / 1000) = 0.0389 and
+        # 0.001 + 0.0016 = 0.0026 pass; at 9.96, 0.045 + 0.0108 = 0.0558 fails, and the
+        # search stops there though 9.94 would pass.
+        (
+            [
+                (10.0, 0, np.nan, np.nan),
+                (9.98, 1000, 0.03, 0.001),
+                (9.96, 1000, 0.045, 0.001),
+                (9.94, 1000, 0.01, 0.0),
+            ],
+            9.98,
+        ),
+        # The budget for bad binds: 0.008 + 1.6449 sqrt(0.008 x 0.992 / 1000) = 0.0126.
+        ([(9.98, 1000, 0.01, 0.004), (9.96, 1000, 0.01, 0.008)], 9.98),
+        # Four times the evidence halves the margin: 0.045 + 0.0054 = 0.0504, still over.
+        ([(9.98, 4000, 0.045, 0.0)], None),
+        ([(9.98, 4000, 0.044, 0.0)], 9.98),  # 0.044 + 0.0053 = 0.0493
+    ],
+)
+def test_the_floor_threshold_by_hand(rows, certified):
+    assert quality.floor_threshold(curve(rows), BUDGETS) == certified
+
+
+def test_the_floor_is_measured_beside_the_loss():
+    # The last run's evidence certifies 9.5 at the floor (0 errors among 50 outputs above
+    # it), but not 8.5: the floor takes the 9.5s, the best in hindsight.
+    h = history(SCORES, TRUTHS, [True] * 40 + [False] * 60)
+    run = loop.ThresholdRun(
+        block=0,
+        task_type=0,
+        review=4.0,
+        approve=9.6,
+        approve_state="certified",
+        review_state="certified",
+        audit_rate=0.02,
+        estimated_error={},
+        true_error={},
+        estimates=curve([(9.6, 0, np.nan, np.nan), (9.5, 50, 0.0, 0.0), (8.5, 100, 0.1, 0.0)]),
+    )
+    h.runs.append(run)
+    row = quality.hindsight_loss(h)[0]
+    assert row["floor_threshold"] == 9.5 and row["floor_loss"] == 0.0
+    # The last threshold, 9.6, approves nothing on the final scores: all of the best lost.
+    assert row["final_threshold"] == 9.6 and row["final_threshold_loss"] == 1.0
+    assert row["loss"] == pytest.approx(0.2)
