@@ -18,8 +18,9 @@ then ``--first-seed 1020 --histories 20``, each with its share of ``--extra-hist
 and the parts' outputs joined with ``--merge a.json b.json``, which recomputes every claim
 over all their histories. Parts of other code, other settings or the same seed twice are
 refused. The code is what the histories depend on (``MEASURED_PATHS``: the loop, the
-statistics, the scorer, bench/ and the pinned packages), so parts measured at commits that
-differ elsewhere, in the docs say, can be joined; each output records its commit too.
+statistics, the scorer, this bench and the pinned packages), so parts measured at commits
+that differ elsewhere, in the docs or the queue say, can be joined; each output records its
+commit too.
 """
 
 from __future__ import annotations
@@ -201,17 +202,25 @@ SETTINGS = ("days", "outputs_per_day", "reviews_per_day", "code")
 
 
 # What a history's figures depend on: the loop and its world, the statistics, the scorer,
-# this bench and the pinned packages (a test checks that a history imports nothing else of
-# the project). A commit that changes none of them (the docs, the pages, the database side
-# of the cycles) leaves the histories as they were, so parts measured on either side of it
+# this bench and the pinned packages, file by file where a folder holds more (the
+# simulator's database replay, the other benches), so that work there does not orphan the
+# parts of a run. A test checks that a history imports nothing else of the project. A
+# commit that changes none of them (the docs, the pages, the queue, the database side of
+# the cycles) leaves the histories as they were, so parts measured on either side of it
 # can still be joined.
 MEASURED_PATHS = (
     "learning/__init__.py",
-    "learning/simulation",
+    "learning/simulation/__init__.py",
+    "learning/simulation/agents.py",
+    "learning/simulation/loop.py",
+    "learning/simulation/quality.py",
+    "learning/simulation/world.py",
     "learning/statistics",
     "gating/__init__.py",
     "gating/scoring.py",
-    "bench",
+    "bench/__init__.py",
+    "bench/harness.py",
+    "bench/learning_quality.py",
     "requirements-dev.lock",
 )
 

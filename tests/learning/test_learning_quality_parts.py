@@ -87,6 +87,7 @@ def test_the_code_version_is_that_of_the_measured_paths_alone(monkeypatch):
         return "c" * 40, changed
 
     def git_objects(*revisions):
+        asked["revisions"] = revisions
         return [trees.get(r, "0" * 40) for r in revisions]
 
     monkeypatch.setattr(learning_quality.harness, "git_state", git_state)
@@ -97,6 +98,11 @@ def test_the_code_version_is_that_of_the_measured_paths_alone(monkeypatch):
 
     trees["HEAD:docs"] = "d" * 40  # not measured: the same version
     assert learning_quality.code_version() == before
+    # Nor is the simulator's database replay, another bench or the queue: work there must
+    # not orphan the parts of a run.
+    measured = [r.removeprefix("HEAD:") for r in asked["revisions"]]
+    for unmeasured in ("learning/simulation/run.py", "bench/queue.py", "gating/reviews.py"):
+        assert not [m for m in measured if unmeasured == m or unmeasured.startswith(m + "/")]
     trees["HEAD:learning/statistics"] = "e" * 40
     after = learning_quality.code_version()
     assert after != before and not after.endswith("+changes")
