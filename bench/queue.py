@@ -523,9 +523,10 @@ FROM (
 _SEED_ITEMS = """
 INSERT INTO gating_reviewitem (
     id, output_id, kind, is_audit, inclusion_probability, needs_second_review, state,
-    task_type_id, model, score, queued_at
+    task_type_id, model, score, queued_at, turn_at
 )
-SELECT id, id, 'review', false, 1.0, false, 'open', task_type_id, model, score, created_at
+SELECT id, id, 'review', false, 1.0, false, 'open', task_type_id, model, score, created_at,
+    created_at
 FROM gating_output
 WHERE id BETWEEN %(lo)s AND %(hi)s
 """

@@ -78,13 +78,14 @@ def review_items_for(
 
 
 def _follow_up_item(item: ReviewItem, kind: Kind, now) -> ReviewItem:
-    """The next round's slot for the item's output (unsaved)."""
+    """The next round's slot for the item's output (unsaved), in the first round's turn."""
     return ReviewItem.for_output(
         item.output,
         kind=kind,
         is_audit=item.is_audit,
         inclusion_probability=item.inclusion_probability,
         queued_at=now,
+        turn_at=item.turn_at,
     )
 
 
@@ -98,9 +99,10 @@ def _lease() -> timedelta:
 def claimable_items(
     items: QuerySet[ReviewItem], *, reviewer: AbstractUser, now, audits_first: bool = False
 ) -> QuerySet:
-    """Open items that this reviewer may take now, oldest first; with ``audits_first``, the
-    audits oldest first and then the rest (``item_open_audits_first`` serves either order
-    in one scan, so a claim stays one locking query).
+    """Open items that this reviewer may take now, in turn (``ReviewItem.turn_at``: a
+    follow-up round keeps its output's first turn); with ``audits_first``, the audits in
+    turn and then the rest (``item_open_audits_by_turn`` serves either order in one scan,
+    so a claim stays one locking query).
 
     Not: items under someone's live lease; items this reviewer skipped a moment ago; second
     reviews or adjudications of an output this reviewer already judged; adjudications,
@@ -130,7 +132,7 @@ def claimable_items(
     )
     if not reviewer.has_perm("gating.adjudicate_items"):
         claimable = claimable.exclude(kind=Kind.ADJUDICATION)
-    return claimable.order_by(*(["-is_audit"] if audits_first else []), "queued_at", "id")
+    return claimable.order_by(*(["-is_audit"] if audits_first else []), "turn_at", "id")
 
 
 # What a claimed item's representation reads, fetched with the claim itself.
@@ -141,7 +143,7 @@ AUDIT_SHARE_WINDOW = timedelta(hours=1)
 
 
 def audit_due(reviewer: AbstractUser, *, now) -> bool:
-    """Whether the reviewer's next claim takes the oldest open audit first: audits are under
+    """Whether the reviewer's next claim takes the first open audit in line: audits are under
     REVIEW_AUDIT_SHARE of their claims in the last AUDIT_SHARE_WINDOW, this one included.
 
     With share s, a reviewer's claims then go audit, held, held, held, audit, … (s = 0.25)
@@ -183,8 +185,8 @@ def item_held_by(reviewer: AbstractUser, *, now) -> ReviewItem | None:
 def item_claim(
     *, reviewer: AbstractUser, items: QuerySet[ReviewItem] | None = None, now=None
 ) -> ReviewItem | None:
-    """Give the reviewer the oldest claimable item under a fresh lease, or None; the oldest
-    audit first while the reviewer is short of the audit share (``audit_due``).
+    """Give the reviewer the first claimable item in line under a fresh lease, or None; the
+    first audit in line while the reviewer is short of the audit share (``audit_due``).
 
     A reviewer holds one item at a time: while a lease is live, claiming again renews and
     returns that item, so a reloaded page or a double click never strands a claim.

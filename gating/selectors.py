@@ -23,9 +23,11 @@ def queue_open_items() -> QuerySet[ReviewItem]:
 
 
 def queue_summary(items: QuerySet[ReviewItem], *, now) -> dict:
-    """Size and oldest item of a (filtered) queue: what the queue page and alerts show."""
+    """Size and longest wait of a (filtered) queue: what the queue page and alerts show. The
+    wait is the first item in line's, counted from its turn (``ReviewItem.turn_at``): a
+    second review or an adjudication has waited as long as its output has."""
     open_items = items.filter(state=ReviewItem.State.OPEN)
-    oldest = open_items.order_by("queued_at", "id").values_list("queued_at", flat=True).first()
+    oldest = open_items.order_by("turn_at", "id").values_list("turn_at", flat=True).first()
     return {
         "size": open_items.count(),
         "oldest_queued_at": oldest,

@@ -105,7 +105,7 @@ def _queue_response(request, template: str):
     items = filterset.qs
     context |= {
         "summary": selectors.queue_summary(items, now=now),
-        "items": items.select_related("task_type", "claimed_by").order_by("queued_at", "id")[
+        "items": items.select_related("task_type", "claimed_by").order_by("turn_at", "id")[
             :QUEUE_PAGE_ROWS
         ],
         "held_item": reviews.item_held_by(request.user, now=now),

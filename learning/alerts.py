@@ -60,7 +60,8 @@ class Finding:
 
 def backlog(now: datetime) -> list[Finding]:
     open_items = ReviewItem.objects.filter(state=ReviewItem.State.OPEN, queued_at__lte=now)
-    summary = open_items.aggregate(n=Count("id"), oldest=Min("queued_at"))
+    # The longest wait is an output's, from its turn: its follow-up rounds keep it.
+    summary = open_items.aggregate(n=Count("id"), oldest=Min("turn_at"))
     decided = Review.objects.filter(
         is_bulk=False, decided_at__gt=now - timedelta(hours=24), decided_at__lte=now
     ).count()

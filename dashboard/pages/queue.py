@@ -64,13 +64,14 @@ def projected_wait(open_items: int | None, decisions: int, window: timedelta) ->
 
 
 def _oldest_items(f: DashboardFilter) -> list[ReviewItem]:
-    # The queue's partial index on open items in queue order serves this, whatever its size.
+    # In the order claims take them (ReviewItem.turn_at), which the queue's partial index on
+    # open items serves, whatever its size.
     items = queue_open_items().select_related("task_type", "output")
     if f.task_types:
         items = items.filter(task_type__name__in=f.task_types)
     if f.models:
         items = items.filter(model__in=f.models)
-    return list(items.order_by("queued_at", "id")[:OLDEST_ITEMS])
+    return list(items.order_by("turn_at", "id")[:OLDEST_ITEMS])
 
 
 def _window(f: DashboardFilter) -> dict:

@@ -92,6 +92,6 @@ class OutputCursorPagination(StrictCursorPagination):
 
 
 class QueueCursorPagination(StrictCursorPagination):
-    ordering = ("queued_at", "id")
+    ordering = ("turn_at", "id")  # the order claims take
     page_size = 50
     max_page_size = 500

@@ -242,6 +242,7 @@ def _entry_fields(item: ReviewItem, now: datetime) -> dict[str, Any]:
         "score": round(item.score, 4),
         "queued_at": item.queued_at,
         "age_seconds": round((now - item.queued_at).total_seconds(), 1),
+        "turn_at": item.turn_at,
         "claimed_by": item.claimed_by.username if item.claimed_by_id else None,
         "lease_expires_at": item.lease_expires_at,
     }
@@ -258,6 +259,12 @@ class QueueEntry(ResponseModel):
     score: float
     queued_at: datetime
     age_seconds: float
+    turn_at: datetime | None = Field(
+        description="Its place in line: when its output first entered the queue. A second "
+        "review or an adjudication keeps the first round's. Items are listed and claimed in "
+        "this order (audits first while a reviewer is short of the audit share). Null only "
+        "on items decided before turns were kept."
+    )
     claimed_by: str | None
     lease_expires_at: datetime | None
 

@@ -44,7 +44,14 @@ class ReviewItem(models.Model):
     task_type = models.ForeignKey(TaskType, on_delete=models.PROTECT, related_name="+")
     model = models.CharField(max_length=200)
     score = models.FloatField()
+    # When this slot was created: its age, and what the queue's history is rebuilt from.
     queued_at = models.DateTimeField()
+    # Its place in line: when its output first entered the queue. A second review or an
+    # adjudication keeps the first round's turn, so under a backlog it is taken up next
+    # rather than behind everything queued since, and an output's judgment (a held one's
+    # release, an audit's evidence) is not left half done for days. Null only on slots
+    # decided before turns were kept; every open slot has one.
+    turn_at = models.DateTimeField(null=True, blank=True)
 
     claimed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -69,21 +76,21 @@ class ReviewItem(models.Model):
             ("bulk_decide", "Can decide a filtered set of held outputs at once"),
         ]
         indexes = [
-            # The claim's scan: oldest open item first. Partial, so decided history, however
-            # long, never slows it down.
+            # The claim's scan: the open item whose turn came first. Partial, so decided
+            # history, however long, never slows it down.
             models.Index(
-                fields=["queued_at", "id"], name="item_open_by_age", condition=Q(state="open")
+                fields=["turn_at", "id"], name="item_open_by_turn", condition=Q(state="open")
             ),
             models.Index(
-                fields=["task_type", "queued_at", "id"],
-                name="item_open_task_by_age",
+                fields=["task_type", "turn_at", "id"],
+                name="item_open_task_by_turn",
                 condition=Q(state="open"),
             ),
-            # The oldest adjudications, which are few among many open items: without this,
-            # finding them means reading every open item.
+            # The first adjudications in line, which are few among many open items: without
+            # this, finding them means reading every open item.
             models.Index(
-                fields=["queued_at", "id"],
-                name="item_open_adjudications",
+                fields=["turn_at", "id"],
+                name="item_open_adjud_by_turn",
                 condition=Q(state="open", kind="adjudication"),
             ),
             models.Index(
@@ -91,11 +98,11 @@ class ReviewItem(models.Model):
                 name="item_open_claims",
                 condition=Q(state="open") & Q(claimed_by__isnull=False),
             ),
-            # The claim's scan while the reviewer is short of the audit share: the oldest
-            # open audit, then (with none left to them) the oldest item, in one index scan.
+            # The claim's scan while the reviewer is short of the audit share: the first open
+            # audit in line, then (with none left to them) the first item, in one index scan.
             models.Index(
-                fields=["-is_audit", "queued_at", "id"],
-                name="item_open_audits_first",
+                fields=["-is_audit", "turn_at", "id"],
+                name="item_open_audits_by_turn",
                 condition=Q(state="open"),
             ),
             # A reviewer's claims of the last hour, which the audit share counts on each claim.
@@ -123,9 +130,11 @@ class ReviewItem(models.Model):
         is_audit: bool,
         inclusion_probability: float,
         queued_at,
+        turn_at=None,
         needs_second_review: bool = False,
     ) -> ReviewItem:
-        """A new slot (unsaved) for ``output``, with its filter columns copied from it.
+        """A new slot (unsaved) for ``output``, with its filter columns copied from it; its
+        turn is ``turn_at``, or ``queued_at`` for an output's first round.
 
         Built without ``Model.__init__`` (``bulk.unsaved``): the gate builds one for every
         output it holds, and the constructor's per-field work costs more than the rest of
@@ -144,6 +153,7 @@ class ReviewItem(models.Model):
                 "model": output.model,
                 "score": output.score,
                 "queued_at": queued_at,
+                "turn_at": queued_at if turn_at is None else turn_at,
             },
         )
         cls.output.field.set_cached_value(item, output)

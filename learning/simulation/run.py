@@ -162,7 +162,7 @@ def _record_hour(hour, people, queue, per_hour, rng) -> int:
         state=ReviewItem.State.OPEN,
         lease_expires_at__isnull=True,
         queued_at__lt=hour + timedelta(hours=1),
-    ).order_by("queued_at", "id")
+    ).order_by("turn_at", "id")
     # As claims would: the oldest audits take the reserved share of the turns (claims give
     # REVIEW_AUDIT_SHARE of each reviewer's claims to audits while any are open), the
     # oldest other items the rest, and only leads take adjudications, so a pile of those
@@ -175,7 +175,7 @@ def _record_hour(hour, people, queue, per_hour, rng) -> int:
     rest = firsts.exclude(pk__in=[a.pk for a in audits])[: len(turns) - len(audits)]
     items = sorted(
         [*audits, *rest, *waiting.filter(kind=Kind.ADJUDICATION)[:lead_turns]],
-        key=lambda item: (item.queued_at, item.pk),
+        key=lambda item: (item.turn_at, item.pk),
     )
     output_ids = [i.output_id for i in items]
     texts = dict(Output.objects.filter(pk__in=output_ids).values_list("pk", "output_text"))

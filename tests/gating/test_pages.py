@@ -123,8 +123,8 @@ def test_navigation_links_follow_the_role(role, shown, hidden, db):
 def test_queue_page_shows_size_oldest_age_and_items_oldest_first(hold):
     newer_queued, older_queued = hold(2)
     now = timezone.now()
-    ReviewItem.objects.filter(pk=older_queued.pk).update(queued_at=now - timedelta(hours=3))
-    ReviewItem.objects.filter(pk=newer_queued.pk).update(queued_at=now - timedelta(minutes=5))
+    for item, age in ((older_queued, timedelta(hours=3)), (newer_queued, timedelta(minutes=5))):
+        ReviewItem.objects.filter(pk=item.pk).update(queued_at=now - age, turn_at=now - age)
 
     response = _client(UserFactory(role=Role.REVIEWER)).get("/queue/")
 

@@ -79,6 +79,25 @@ def test_a_second_review_is_queued_at_the_first_decision_like_its_first_round(
         decided_at,
         False,
     )
+    # Its place in line is its output's: the first round's.
+    assert second.turn_at == first.turn_at == first.queued_at
+
+
+def test_follow_up_rounds_keep_their_outputs_turn(held_outputs, reviewers, lead):
+    # A is held first, B and C after it. A's second review and then its adjudication are
+    # queued only after B and C arrived, yet are taken before them: under a backlog, an
+    # output half judged is not put behind everything held since.
+    (a,) = held_outputs(1, double_review_rate=1.0)
+    later = held_outputs(2, task_type="later")
+    first = claim_and_decide(reviewers[0], "approve")
+    assert first.output_id == a.pk
+
+    second = claim_and_decide(reviewers[1], "reject", reason="other")
+    assert (second.output_id, second.kind) == (a.pk, "second")
+    adjudication = reviews.item_claim(reviewer=lead)
+    assert (adjudication.output_id, adjudication.kind) == (a.pk, "adjudication")
+    assert second.queued_at > max(o.created_at for o in later)
+    assert adjudication.turn_at == second.turn_at == first.queued_at
 
 
 def test_a_second_reviewer_is_not_shown_the_first_decision(held_outputs, reviewers, client_for):

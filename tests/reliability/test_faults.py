@@ -183,7 +183,10 @@ def test_requests_keep_their_pace_while_redis_is_away_and_everything_is_delivere
         # An alert arises meanwhile: the oldest held output has waited for 30 hours.
         ReviewItem.objects.filter(
             pk=ReviewItem.objects.filter(state="open").order_by("id").values("pk")[:1]
-        ).update(queued_at=Output.objects.earliest("id").created_at - timedelta(hours=30))
+        ).update(
+            queued_at=Output.objects.earliest("id").created_at - timedelta(hours=30),
+            turn_at=Output.objects.earliest("id").created_at - timedelta(hours=30),
+        )
         alerts_run = subprocess.run(
             [sys.executable, "manage.py", "run_cycle", "alerts"],
             cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=60,
