@@ -642,11 +642,19 @@ def _hour_ceil(moment: datetime) -> datetime:
 # --------------------------------------------------------------------------- the queue
 
 
+def _waiting_since() -> Coalesce:
+    """Since when an item has waited: its turn (a follow-up round keeps its output's, see
+    ``ReviewItem.turn_at``), or when it was queued for slots decided before turns were kept.
+    Whether it was open at a moment still goes by when it was queued and decided."""
+    return Coalesce("turn_at", "queued_at")
+
+
 def _age_bucket(at: datetime) -> Case:
-    """Which QUEUE_AGE_EDGES_HOURS bucket an item's age at ``at`` falls in."""
+    """Which QUEUE_AGE_EDGES_HOURS bucket an item's wait at ``at`` falls in (annotated as
+    ``waiting_since``)."""
     return Case(
         *[
-            When(queued_at__gt=at - timedelta(hours=edge), then=Value(i))
+            When(waiting_since__gt=at - timedelta(hours=edge), then=Value(i))
             for i, edge in enumerate(QUEUE_AGE_EDGES_HOURS[1:])
         ],
         default=Value(len(QUEUE_AGE_EDGES_HOURS) - 1),
@@ -658,10 +666,11 @@ def _snapshot_store(taken_at: datetime, open_items: QuerySet, at: datetime) -> i
     """Store the snapshot of ``open_items`` (ages as of ``at``) under ``taken_at``,
     replacing one stored there before; returns how many QueueSnapshot rows."""
     keys = ("task_type_id", "model", "kind")
+    open_items = open_items.annotate(waiting_since=_waiting_since())
     sizes = (
         open_items.order_by()
         .values(*keys)
-        .annotate(open_items=Count("id"), oldest_queued_at=Min("queued_at"))
+        .annotate(open_items=Count("id"), oldest_queued_at=Min("waiting_since"))
     )
     ages = (
         open_items.order_by()
@@ -726,7 +735,8 @@ def queue_snapshots_backfill(
     items = (
         ReviewItem.objects.filter(queued_at__lte=moments[-1])
         .exclude(decided_at__lte=moments[0])
-        .values_list("task_type_id", "model", "kind", "queued_at", "decided_at")
+        .annotate(waiting_since=_waiting_since())
+        .values_list("task_type_id", "model", "kind", "queued_at", "decided_at", "waiting_since")
     )
     counted = _QueueHistory(items.iterator(chunk_size=20_000))
     with transaction.atomic():
@@ -761,44 +771,47 @@ def _microseconds(at: datetime) -> int:
 
 
 class _QueueHistory:
-    """Review items' (task type, model, kind, queued, decided) as columns, to count the
-    items open at any moment: queued at or before it and not decided by it."""
+    """Review items' (task type, model, kind, queued, decided, waiting since) as columns, to
+    count the items open at any moment (queued at or before it and not decided by it) and
+    how long they had waited."""
 
     _AGE_EDGES = np.array([hours * 3_600_000_000 for hours in QUEUE_AGE_EDGES_HOURS[1:]])
 
     def __init__(self, rows: Iterable[tuple]):
         index: dict[tuple, int] = {}
-        keys, queued, decided = [], [], []
+        keys, queued, decided, since = [], [], [], []
         never = np.iinfo(np.int64).max
-        for task_type_id, model, kind, queued_at, decided_at in rows:
+        for task_type_id, model, kind, queued_at, decided_at, waiting_since in rows:
             keys.append(index.setdefault((task_type_id, model, kind), len(index)))
             queued.append(_microseconds(queued_at))
             decided.append(never if decided_at is None else _microseconds(decided_at))
+            since.append(_microseconds(waiting_since))
         self.names = [{"task_type_id": t, "model": m, "kind": k} for t, m, k in index]
         self.key = np.array(keys, dtype=np.int64)
         self.queued = np.array(queued, dtype=np.int64)
         self.decided = np.array(decided, dtype=np.int64)
+        self.since = np.array(since, dtype=np.int64)
 
     def _open(self, at: datetime) -> tuple[np.ndarray, int]:
         now = _microseconds(at)
         return (self.queued <= now) & (self.decided > now), now
 
     def sizes_at(self, at: datetime) -> Iterator[tuple[dict, int, datetime]]:
-        """(key, open items, oldest queued) per key with items open at ``at``."""
+        """(key, open items, longest waiting since) per key with items open at ``at``."""
         is_open, _ = self._open(at)
-        key, queued = self.key[is_open], self.queued[is_open]
+        key, since = self.key[is_open], self.since[is_open]
         counts = np.bincount(key, minlength=len(self.names))
         oldest = np.full(len(self.names), np.iinfo(np.int64).max)
-        np.minimum.at(oldest, key, queued)
+        np.minimum.at(oldest, key, since)
         for k in np.flatnonzero(counts):
             yield self.names[k], int(counts[k]), _EPOCH + int(oldest[k]) * _MICROSECOND
 
     def ages_at(self, at: datetime) -> Iterator[tuple[dict, int, int]]:
         """(key, age bucket, open items) per key and QUEUE_AGE_EDGES_HOURS bucket: the
-        bucket is how many edges the item's age at ``at`` has reached."""
+        bucket is how many edges the item's wait at ``at`` has reached."""
         is_open, now = self._open(at)
         buckets = len(self._AGE_EDGES) + 1
-        bucket = np.searchsorted(self._AGE_EDGES, now - self.queued[is_open], side="right")
+        bucket = np.searchsorted(self._AGE_EDGES, now - self.since[is_open], side="right")
         counts = np.bincount(
             self.key[is_open] * buckets + bucket, minlength=len(self.names) * buckets
         )

@@ -4,6 +4,7 @@ from collections import Counter, defaultdict
 from datetime import timedelta
 
 import pytest
+from django.db.models import F
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
@@ -23,7 +24,8 @@ pytestmark = pytest.mark.django_db
 
 
 def raw_queue(at) -> tuple[dict, Counter]:
-    """Open items at ``at`` per (task type, model, kind): (count, oldest), and per age bucket."""
+    """Open items at ``at`` per (task type, model, kind): (count, longest waiting since), and
+    per bucket of time waiting: open from when queued until decided, waiting from their turn."""
     sizes = defaultdict(lambda: [0, None])
     ages = Counter()
     for item in ReviewItem.objects.all():
@@ -31,8 +33,9 @@ def raw_queue(at) -> tuple[dict, Counter]:
             continue
         key = (item.task_type_id, item.model, item.kind)
         sizes[key][0] += 1
-        sizes[key][1] = min(filter(None, (sizes[key][1], item.queued_at)))
-        hours = (at - item.queued_at).total_seconds() / 3600
+        since = item.turn_at or item.queued_at
+        sizes[key][1] = min(filter(None, (sizes[key][1], since)))
+        hours = (at - since).total_seconds() / 3600
         ages[(*key, sum(1 for edge in QUEUE_AGE_EDGES_HOURS[1:] if hours >= edge))] += 1
     return {k: tuple(v) for k, v in sizes.items()}, ages
 
@@ -59,6 +62,14 @@ def aged_queue(gateway):
     ingest(gateway, 20, audit_rate_approved=1.0, audit_rate_warning=1.0, seed=3)
     # Decided before now: the slowest decision takes over an hour.
     decide_some(UserFactory(role=Role.REVIEWER), 3, now=now - timedelta(hours=2))
+    # Follow-up rounds, queued long after their outputs' turn: their wait is counted from
+    # the turn, into an older bucket than their own age would give.
+    follow_ups = ReviewItem.objects.filter(
+        state="open", queued_at__range=(now - timedelta(hours=11), now - timedelta(hours=9))
+    )
+    ReviewItem.objects.filter(pk__in=list(follow_ups.values_list("pk", flat=True)[:5])).update(
+        kind="second", turn_at=F("queued_at") - timedelta(hours=40)
+    )
     return now
 
 
