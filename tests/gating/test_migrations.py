@@ -9,13 +9,18 @@ from django.db import connection
 from gating.models import ReviewItem
 
 
+def sql_of(capsys, migration: str) -> tuple[str, str]:
+    """The SQL of a gating migration, forwards and backwards."""
+    call_command("sqlmigrate", "gating", migration)
+    forwards = capsys.readouterr().out
+    call_command("sqlmigrate", "gating", migration, backwards=True)
+    return forwards, capsys.readouterr().out
+
+
 # Outside a transaction, as migrate runs it: CONCURRENTLY refuses to run inside one.
 @pytest.mark.django_db(transaction=True)
 def test_the_open_adjudications_index_is_built_and_dropped_concurrently(requires_postgres, capsys):
-    call_command("sqlmigrate", "gating", "0009")
-    forwards = capsys.readouterr().out
-    call_command("sqlmigrate", "gating", "0009", backwards=True)
-    backwards = capsys.readouterr().out
+    forwards, backwards = sql_of(capsys, "0009")
 
     assert 'CREATE INDEX CONCURRENTLY "item_open_adjudications"' in forwards
     assert 'DROP INDEX CONCURRENTLY IF EXISTS "item_open_adjudications"' in backwards
@@ -35,10 +40,7 @@ def test_the_open_adjudications_index_is_built_and_dropped_concurrently(requires
 def test_the_audit_indexes_are_built_and_dropped_concurrently(
     requires_postgres, capsys, migration, indexes
 ):
-    call_command("sqlmigrate", "gating", migration)
-    forwards = capsys.readouterr().out
-    call_command("sqlmigrate", "gating", migration, backwards=True)
-    backwards = capsys.readouterr().out
+    forwards, backwards = sql_of(capsys, migration)
 
     for name in indexes:
         assert f'CREATE INDEX CONCURRENTLY "{name}"' in forwards
@@ -61,10 +63,7 @@ AGE_INDEXES = (
 
 @pytest.mark.django_db(transaction=True)
 def test_the_claim_indexes_move_to_turns_without_a_gap_or_a_lock(requires_postgres, capsys):
-    call_command("sqlmigrate", "gating", "0018")
-    forwards = capsys.readouterr().out
-    call_command("sqlmigrate", "gating", "0018", backwards=True)
-    backwards = capsys.readouterr().out
+    forwards, backwards = sql_of(capsys, "0018")
 
     # Each new index is built before any old one is dropped, and both without a lock.
     last_create = max(forwards.index(f'CREATE INDEX CONCURRENTLY "{n}"') for n in TURN_INDEXES)
