@@ -16,6 +16,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from learning.simulation import loop, world
+from learning.statistics import certify
 
 GOOD = world.TRUTHS.index(world.Truth.GOOD)
 BAD = world.TRUTHS.index(world.Truth.BAD)
@@ -196,15 +197,21 @@ def floor_threshold(curve: loop.EstimateCurve, budgets) -> float | None:
     the same evidence: each estimate plus z_(1 - delta) standard errors of a share among
     Kish's effective size, the whole of delta (none for the label model, none for the
     weights' mean), candidates tested from the top down until one fails, as the real search
-    does. Hardly any valid 1 - delta bound is narrower, so what is lost here is
-    the evidence's price, not the bound's. None if even the top candidate fails."""
+    does. Hardly any valid 1 - delta bound is narrower, so what is lost here is the
+    evidence's price, not the bound's. As the search skips the candidates it cannot test,
+    this skips those with fewer effective outputs than a clean record needs to meet the
+    tighter budget (``certify.minimum_effective_sample``, 299 for 1 % at delta 0.05). None
+    if no candidate passes."""
     z = NormalDist().inv_cdf(1 - budgets.delta)
+    needed = certify.minimum_effective_sample(
+        min(budgets.alpha_bad, budgets.alpha_edit), budgets.delta
+    )
     certified = None
     for threshold, n, edit, bad in zip(
         curve.thresholds, curve.effective_n, curve.edit, curve.bad, strict=True
     ):
-        if n == 0:
-            continue  # nothing scores this high: nothing to approve, nothing to bound
+        if n < needed:
+            continue  # too few to test, as the search would not
         within = all(
             mean + z * math.sqrt(mean * (1 - mean) / n) <= alpha
             for mean, alpha in ((edit, budgets.alpha_edit), (bad, budgets.alpha_bad))

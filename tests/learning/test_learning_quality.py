@@ -169,3 +169,28 @@ def test_little_auto_approval_is_lost_to_the_best_threshold_in_hindsight(never_e
     losses = [max(0.0, u["loss"]) for u in rows]
     assert max(losses) <= 0.15, rows
     assert np.mean(losses) <= 0.10, rows
+
+
+@pytest.mark.parametrize("world_name", ["default_world", "never_err_world", "careful_world"])
+def test_no_certified_threshold_is_lower_than_the_sampling_noise_allows(world_name, request):
+    # A bound that certified below the threshold that the estimate plus z standard errors
+    # would certify on the same evidence (quality.floor_threshold, which spends the whole
+    # of delta on sampling) would be narrower than the noise: it could not be valid. Every
+    # certified run of the history, every task type.
+    history = request.getfixturevalue(world_name)
+    budgets = history.settings.budgets
+    certified = [r for r in history.runs if r.evidence["state"] == "certified"]
+    assert len(certified) >= 100, len(certified)
+    below = [
+        (r.block, r.task_type, r.evidence["threshold"], floor)
+        for r in certified
+        if (floor := quality.floor_threshold(r.estimates, budgets)) is not None
+        and r.evidence["threshold"] < floor - 1e-9
+    ]
+    assert below == []
+    # And the floor is not vacuous: it certifies in those runs, often lower.
+    floors = [quality.floor_threshold(r.estimates, budgets) for r in certified]
+    assert all(f is not None for f in floors)
+    assert sum(f < r.evidence["threshold"] for f, r in zip(floors, certified, strict=True)) >= (
+        len(certified) // 2
+    )

@@ -124,12 +124,14 @@ BUDGETS = thresholds.Budgets()  # 5 % for edits, 1 % for bad, delta 0.05: z = 1.
 @pytest.mark.parametrize(
     ("rows", "certified"),
     [
-        # Nothing at 10.0; at 9.98, 0.03 + 1.6449 sqrt(0.03 x 0.97 / 1000) = 0.0389 and
-        # 0.001 + 0.0016 = 0.0026 pass; at 9.96, 0.045 + 0.0108 = 0.0558 fails, and the
-        # search stops there though 9.94 would pass.
+        # Nothing at 10.0, and too few at 9.99 to test (298 clean outputs' bound is just
+        # over 1 %: ln 0.05 / ln 0.99 = 298.07); at 9.98, 0.03 + 1.6449 sqrt(0.03 x 0.97 /
+        # 1000) = 0.0389 and 0.001 + 0.0016 = 0.0026 pass; at 9.96, 0.045 + 0.0108 = 0.0558
+        # fails, and the search stops there though 9.94 would pass.
         (
             [
                 (10.0, 0, np.nan, np.nan),
+                (9.99, 298, 0.2, 0.1),
                 (9.98, 1000, 0.03, 0.001),
                 (9.96, 1000, 0.045, 0.001),
                 (9.94, 1000, 0.01, 0.0),
@@ -148,8 +150,8 @@ def test_the_floor_threshold_by_hand(rows, certified):
 
 
 def test_the_floor_is_measured_beside_the_loss():
-    # The last run's evidence certifies 9.5 at the floor (0 errors among 50 outputs above
-    # it), but not 8.5: the floor takes the 9.5s, the best in hindsight.
+    # The last run's evidence certifies 9.5 at the floor (no error among 500 effective
+    # outputs above it), but not 8.5: the floor takes the 9.5s, the best in hindsight.
     h = history(SCORES, TRUTHS, [True] * 40 + [False] * 60)
     run = loop.ThresholdRun(
         block=0,
@@ -161,7 +163,7 @@ def test_the_floor_is_measured_beside_the_loss():
         audit_rate=0.02,
         estimated_error={},
         true_error={},
-        estimates=curve([(9.6, 0, np.nan, np.nan), (9.5, 50, 0.0, 0.0), (8.5, 100, 0.1, 0.0)]),
+        estimates=curve([(9.6, 0, np.nan, np.nan), (9.5, 500, 0.0, 0.0), (8.5, 1000, 0.1, 0.0)]),
     )
     h.runs.append(run)
     row = quality.hindsight_loss(h)[0]
