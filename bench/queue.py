@@ -488,12 +488,16 @@ SELECT
     round((0.55 + 0.4 * random())::numeric, 2),
     round((0.7 + 0.28 * random())::numeric, 2),
     g %% 5 < 3,
+    -- As ingest stores them: every result with its detail, "" where none was sent.
     CASE WHEN g %% 2 = 0
         THEN '[{"name": "facts", "passed": false, "detail": "2 claims unsupported"},
-               {"name": "schema", "passed": true}, {"name": "grammar", "passed": true},
+               {"name": "schema", "passed": true, "detail": ""},
+               {"name": "grammar", "passed": true, "detail": ""},
                {"name": "length", "passed": false, "detail": "12 words over"}]'::jsonb
-        ELSE '[{"name": "facts", "passed": false}, {"name": "schema", "passed": false},
-               {"name": "grammar", "passed": true}, {"name": "length", "passed": true}]'::jsonb
+        ELSE '[{"name": "facts", "passed": false, "detail": ""},
+               {"name": "schema", "passed": false, "detail": ""},
+               {"name": "grammar", "passed": true, "detail": ""},
+               {"name": "length", "passed": true, "detail": ""}]'::jsonb
     END,
     NULL,
     jsonb_build_object('request_id', 'r-' || g, 'region', 'eu'),
@@ -565,7 +569,7 @@ def seed_queue(db_name: str, items: int, gateway_id: int, task_type_ids: list[in
         sizes = conn.execute(
             "SELECT pg_size_pretty(pg_total_relation_size('gating_output')),"
             " pg_size_pretty(pg_total_relation_size('gating_reviewitem')),"
-            " pg_size_pretty(pg_relation_size('item_open_by_age'))"
+            " pg_size_pretty(pg_relation_size('item_open_by_turn'))"
         ).fetchone()
     seconds = time.perf_counter() - started
     log(f"seeded {items:,} items in {seconds:.1f} s")
@@ -574,7 +578,7 @@ def seed_queue(db_name: str, items: int, gateway_id: int, task_type_ids: list[in
         "seconds": round(seconds, 1),
         "gating_output_size": sizes[0],
         "gating_reviewitem_size": sizes[1],
-        "item_open_by_age_index_size": sizes[2],
+        "item_open_by_turn_index_size": sizes[2],
     }
 
 
