@@ -168,7 +168,7 @@ def summary(results: list[dict], delta: float) -> dict:
             "holds": bool(judged) and all(within) and len(judged) == len(perfect),
             # On the final scores, the last threshold against the one that a bound as narrow
             # as the sampling noise would certify on the same evidence (quality.floor_threshold):
-            # what a tighter bound could win back, and what no 1 - delta bound avoids.
+            # roughly what a tighter bound could win back (the floor is no valid bound).
             "final_threshold": _losses(judged, "final_threshold_loss"),
             "floor": _losses(judged, "floor_loss"),
         }

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -312,7 +313,7 @@ def _thresholds_cycle(run: CycleRun):
             proposals = thresholds.adr0003(
                 recent, review=task_type.review_threshold, approve=task_type.approve_threshold
             )
-            audit_rate = task_type.audit_rate_approved
+            audit_rates = _audit_rates(task_type)
         else:
             if found is None:
                 found = evidence.judged_evidence(
@@ -321,7 +322,7 @@ def _thresholds_cycle(run: CycleRun):
                     replicates=settings.LEARNING_LABEL_REPLICATES,
                     seed=run.pk,
                 )
-            proposals, audit_rate = _guarded(task_type, found)
+            proposals, audit_rates = _guarded(task_type, found)
             counts["verdicts"] += (
                 len(found.by_task_type[task_type.pk].rows)
                 if task_type.pk in found.by_task_type
@@ -349,19 +350,22 @@ def _thresholds_cycle(run: CycleRun):
         ]
         updates = {f"{p.which}_threshold": p.new for p in moved}
         reasons = [f"{p.which.capitalize()}: {p.reason}" for p in moved]
-        if audit_rate != task_type.audit_rate_approved:
-            updates["audit_rate_approved"] = audit_rate
+        raised = {
+            f"audit_rate_{kind}": rate
+            for kind, rate in asdict(audit_rates).items()
+            if rate != getattr(task_type, f"audit_rate_{kind}")
+        }
+        if raised:
+            updates.update(raised)
+            audited = " and ".join(_AUDITED[field] for field in raised)
             reasons.append(
-                f"Audits of auto-approved outputs raised to {audit_rate:g} (the budget), "
+                f"Audits of {audited} raised to {task_type.audit_rate_budget:g} (the budget), "
                 "while the approve threshold is underpowered."
             )
-            changes.append(
-                {
-                    "task_type": task_type.name,
-                    "audit_rate_approved": audit_rate,
-                    "old": task_type.audit_rate_approved,
-                }
-            )
+            changes += [
+                {"task_type": task_type.name, field: rate, "old": getattr(task_type, field)}
+                for field, rate in raised.items()
+            ]
         if updates:
             edits.append(
                 services.GateSettingsEdit(
@@ -377,7 +381,7 @@ def _thresholds_cycle(run: CycleRun):
 
 
 def _guarded(task_type: TaskType, found: evidence.JudgedEvidence):
-    """The guarded policy's proposals for one task type, and the audit rate to use next."""
+    """The guarded policy's proposals for one task type, and the audit rates to use next."""
     budgets = thresholds.Budgets(
         alpha_bad=task_type.alpha_bad,
         alpha_edit=task_type.alpha_approve,
@@ -398,10 +402,17 @@ def _guarded(task_type: TaskType, found: evidence.JudgedEvidence):
     )
     approve = next(p for p in proposals if p.which == "approve")
     approve.evidence["audits"] = found.audits_achieved(task_type.pk)
-    audit_rate = thresholds.audit_rate(
-        approve.state, task_type.audit_rate_approved, budget=task_type.audit_rate_budget
+    rates = thresholds.audit_rates(
+        approve.state, _audit_rates(task_type), budget=task_type.audit_rate_budget
     )
-    return proposals, audit_rate
+    return proposals, rates
+
+
+_AUDITED = {"audit_rate_approved": "auto-approved outputs", "audit_rate_warning": "warnings"}
+
+
+def _audit_rates(task_type: TaskType) -> thresholds.AuditRates:
+    return thresholds.AuditRates(task_type.audit_rate_approved, task_type.audit_rate_warning)
 
 
 def _threshold_records(run: CycleRun, task_type: TaskType, final: dict) -> list[ThresholdChange]:

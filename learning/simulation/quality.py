@@ -149,8 +149,9 @@ def hindsight_loss(history: loop.History) -> list[dict]:
     it did not.
 
     Beside it, on the final scores, the loss at the last approve threshold and at
-    ``floor_threshold`` of the last run's evidence: how much of the loss a tighter bound on
-    the same verdicts could win back, and how much any 1 - delta certification pays."""
+    ``floor_threshold`` of the last run's evidence: roughly how much of the loss a tighter
+    bound on the same verdicts could win back. The floor is not itself a valid bound (it
+    can approve more than the best), so what it leaves is a guide, not a limit."""
     last = history.last_days(LAST_DAYS)
     budgets = history.settings.budgets
     errors = approved_error(history)

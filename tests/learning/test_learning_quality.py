@@ -92,10 +92,12 @@ def test_what_is_held_stays_near_the_no_learning_baseline(default_world):
     assert warning_bad < quality.warning_bad_share(baseline)
 
 
-def test_a_budget_that_cannot_be_met_is_never_climbed_toward():
-    # Part of claim 4: with P(edit or bad) <= 0.005, far below the world's error at any
-    # threshold, the approve threshold stays where it started and nothing is certified.
-    # (How soon "not attainable" is called is measured by bench/learning_quality.py.)
+def test_a_budget_that_cannot_be_met_is_called_so_early_and_never_climbed_toward():
+    # Claim 4: with P(edit or bad) <= 0.005, far below the world's error at any threshold,
+    # the approve threshold stays where it started, nothing is certified, and the alert's
+    # rule ("not attainable" two runs in a row) holds within the first 4 runs for every
+    # task type. (The bench counts it over 40 histories of 30 days; how much data reading
+    # an estimate takes is pinned in test_certify.)
     settings = loop.LoopSettings(reviews_per_day=REVIEWS_PER_DAY)
     tight = loop.LoopSettings(
         reviews_per_day=REVIEWS_PER_DAY,
@@ -104,11 +106,10 @@ def test_a_budget_that_cannot_be_met_is_never_climbed_toward():
     history = loop.run_history(
         loop.history_config(1004, days=3, outputs_per_day=OUTPUTS_PER_DAY), tight
     )
-    rows = quality.not_attainable_within(history, runs=6, in_a_row=2)
+    rows = quality.not_attainable_within(history, runs=4, in_a_row=2)
     assert not any(r["climbed"] for r in rows), rows
     assert not any(r.approve_state == "certified" for r in history.runs)
-    # And for most task types the alert's rule holds within the three days.
-    assert sum(r["alert_within"] for r in rows) >= 3, rows
+    assert all(r["alert_within"] for r in rows), rows
 
 
 @pytest.fixture(scope="module")
@@ -158,19 +159,18 @@ def test_every_task_type_is_certified_and_holds(world_name, request):
 
 
 def test_little_auto_approval_is_lost_to_the_best_threshold_in_hindsight(never_err_world):
-    # Claim 5, in part. Its bar, at most 10 % lost for every task type, is not met: in this
-    # history summarize loses 10.6 % and draft_reply 13.0 %, mostly the price of the bound's
-    # width on a steep approval curve (on the same evidence a bound as narrow as the
-    # sampling noise loses 3.5 % on average over the bench's histories; docs/performance.md
-    # has every history's figures). What is asserted is what the approve grid of 0.02
-    # bought: on a grid of tenths the same history lost 19.8 % (extract) and 19.2 %
-    # (draft_reply), 13.6 % on average. Approving more than the hindsight best counts as no
-    # loss only within budget.
+    # Claim 5 on one history: at most 10 % of the auto-approval that the best threshold in
+    # hindsight allows is lost, in every task type. Before the warnings' audits rose with
+    # the auto-approved ones, this history's draft_reply lost 13.0 % and summarize 10.6 %
+    # (a warning's audit weighed 10 against an approved one's 4, and each candidate's bound
+    # is scaled by the largest weight above it); on a grid of tenths, 19.8 % and 19.2 %.
+    # The bench counts the claim over 40 histories, where it does not hold for all
+    # (docs/performance.md). Approving more than the hindsight best counts as no loss only
+    # within budget.
     rows = quality.hindsight_loss(never_err_world)
     assert not [u for u in rows if u["loss"] is None or u["exceeds"]], rows
     losses = [max(0.0, u["loss"]) for u in rows]
-    assert max(losses) <= 0.15, rows
-    assert np.mean(losses) <= 0.10, rows
+    assert max(losses) <= 0.10, rows
 
 
 @pytest.mark.parametrize("world_name", ["default_world", "never_err_world", "careful_world"])
