@@ -22,7 +22,7 @@ from django.db.models.lookups import In
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-from gating import bulk, webhooks
+from gating import bulk, selectors, webhooks
 from gating.audit import audit_record, audit_record_each, audit_record_many
 from gating.exceptions import DecisionInvalid, ReviewConflict
 from gating.models import AuditEvent, Output, Review, ReviewItem, TaskModelStats, TaskType
@@ -130,7 +130,7 @@ def claimable_items(
             )
         )
     )
-    if not reviewer.has_perm("gating.adjudicate_items"):
+    if not selectors.may_adjudicate(reviewer):
         claimable = claimable.exclude(kind=Kind.ADJUDICATION)
     return claimable.order_by(*(["-is_audit"] if audits_first else []), "turn_at", "id")
 

@@ -22,6 +22,22 @@ def queue_open_items() -> QuerySet[ReviewItem]:
     return ReviewItem.objects.filter(state=ReviewItem.State.OPEN)
 
 
+def may_adjudicate(user: AbstractUser) -> bool:
+    """Adjudications are a lead's: nobody else may claim one."""
+    return user.has_perm("gating.adjudicate_items")
+
+
+def queue_listing(items: QuerySet[ReviewItem], *, viewer: AbstractUser) -> tuple[QuerySet, int]:
+    """The items a viewer's queue page lists, and how many open adjudications it leaves out
+    because the viewer may not take them. Follow-up rounds keep their output's turn, so
+    with one lead behind, adjudications would fill the head of every reviewer's list."""
+    if may_adjudicate(viewer):
+        return items, 0
+    adjudication = Q(kind=ReviewItem.Kind.ADJUDICATION)
+    left_out = items.filter(adjudication, state=ReviewItem.State.OPEN).count()
+    return items.exclude(adjudication), left_out
+
+
 def queue_summary(items: QuerySet[ReviewItem], *, now) -> dict:
     """Size and longest wait of a (filtered) queue: what the queue page and alerts show. The
     wait is the first item in line's, counted from its turn (``ReviewItem.turn_at``): a

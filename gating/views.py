@@ -102,8 +102,9 @@ def _queue_response(request, template: str):
     }
     if not filterset.is_valid():
         return render(request, template, context, status=400)
-    items = filterset.qs
+    items, waiting_for_a_lead = selectors.queue_listing(filterset.qs, viewer=request.user)
     context |= {
+        "waiting_for_a_lead": waiting_for_a_lead,
         "summary": selectors.queue_summary(items, now=now),
         "items": items.select_related("task_type", "claimed_by").order_by("turn_at", "id")[
             :QUEUE_PAGE_ROWS

@@ -153,6 +153,39 @@ def test_queue_filters_narrow_the_summary_and_the_next_claim(hold):
     assert ReviewItem.objects.get(pk=wanted.pk).claimed_by == reviewer
 
 
+def _disputed(hold) -> ReviewItem:
+    """An output whose two reviews disagree: its adjudication is open, waiting for a lead."""
+    [first_item] = hold(double_review_rate=1.0)
+    _decide(first_item, UserFactory(role=Role.REVIEWER), action="approve")
+    second = UserFactory(role=Role.REVIEWER)
+    second_item = reviews.item_claim(reviewer=second)
+    reviews.item_decide(
+        item_id=second_item.pk,
+        reviewer=second,
+        decision=reviews.DecisionInput(action="reject", reason="unsafe"),
+    )
+    return ReviewItem.objects.get(output=first_item.output, kind=ReviewItem.Kind.ADJUDICATION)
+
+
+def test_a_reviewer_is_not_listed_the_adjudications_only_a_lead_can_take(hold):
+    adjudication = _disputed(hold)
+    [held] = hold(task_type="t2")
+    # The adjudication keeps its output's turn, ahead of the newer held output.
+    assert adjudication.turn_at < held.turn_at
+
+    page = _client(UserFactory(role=Role.REVIEWER)).get("/queue/").content.decode()
+
+    assert f"<td>{held.pk}</td>" in page
+    assert f"<td>{adjudication.pk}</td>" not in page
+    assert '<strong id="queue-size">1</strong> open item' in page
+    assert "Not listed: 1 adjudication waiting for a lead, who alone can take it." in page
+
+    lead_page = _client(UserFactory(role=Role.LEAD)).get("/queue/").content.decode()
+    assert lead_page.index(f"<td>{adjudication.pk}</td>") < lead_page.index(f"<td>{held.pk}</td>")
+    assert '<strong id="queue-size">2</strong> open items' in lead_page
+    assert 'id="queue-lead-only"' not in lead_page
+
+
 def test_a_bad_filter_is_named_and_lists_nothing(hold):
     hold()
 
