@@ -227,9 +227,8 @@ def threshold_evidence(now: datetime) -> list[Finding]:
                 value=most.get("effective_n"),
                 limit=needed or 0.0,
                 message=f"The approve threshold of {task_type.name} is underpowered: "
-                f"{latest.reason} Its audit rates are {task_type.audit_rate_approved:g} "
-                f"for auto-approved outputs and {task_type.audit_rate_warning:g} for "
-                f"warnings (budget {task_type.audit_rate_budget:g}).",
+                f"{latest.reason} Its audit rate is {task_type.audit_rate_approved:g} "
+                f"(budget {task_type.audit_rate_budget:g}).",
                 link=link,
             )
         )

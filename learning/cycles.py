@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -313,7 +312,7 @@ def _thresholds_cycle(run: CycleRun):
             proposals = thresholds.adr0003(
                 recent, review=task_type.review_threshold, approve=task_type.approve_threshold
             )
-            audit_rates = _audit_rates(task_type)
+            audit_rate = task_type.audit_rate_approved
         else:
             if found is None:
                 found = evidence.judged_evidence(
@@ -322,7 +321,7 @@ def _thresholds_cycle(run: CycleRun):
                     replicates=settings.LEARNING_LABEL_REPLICATES,
                     seed=run.pk,
                 )
-            proposals, audit_rates = _guarded(task_type, found)
+            proposals, audit_rate = _guarded(task_type, found)
             counts["verdicts"] += (
                 len(found.by_task_type[task_type.pk].rows)
                 if task_type.pk in found.by_task_type
@@ -350,22 +349,19 @@ def _thresholds_cycle(run: CycleRun):
         ]
         updates = {f"{p.which}_threshold": p.new for p in moved}
         reasons = [f"{p.which.capitalize()}: {p.reason}" for p in moved]
-        raised = {
-            f"audit_rate_{kind}": rate
-            for kind, rate in asdict(audit_rates).items()
-            if rate != getattr(task_type, f"audit_rate_{kind}")
-        }
-        if raised:
-            updates.update(raised)
-            audited = " and ".join(_AUDITED[field] for field in raised)
+        if audit_rate != task_type.audit_rate_approved:
+            updates["audit_rate_approved"] = audit_rate
             reasons.append(
-                f"Audits of {audited} raised to {task_type.audit_rate_budget:g} (the budget), "
+                f"Audits of auto-approved outputs raised to {audit_rate:g} (the budget), "
                 "while the approve threshold is underpowered."
             )
-            changes += [
-                {"task_type": task_type.name, field: rate, "old": getattr(task_type, field)}
-                for field, rate in raised.items()
-            ]
+            changes.append(
+                {
+                    "task_type": task_type.name,
+                    "audit_rate_approved": audit_rate,
+                    "old": task_type.audit_rate_approved,
+                }
+            )
         if updates:
             edits.append(
                 services.GateSettingsEdit(
@@ -381,7 +377,7 @@ def _thresholds_cycle(run: CycleRun):
 
 
 def _guarded(task_type: TaskType, found: evidence.JudgedEvidence):
-    """The guarded policy's proposals for one task type, and the audit rates to use next."""
+    """The guarded policy's proposals for one task type, and the audit rate to use next."""
     budgets = thresholds.Budgets(
         alpha_bad=task_type.alpha_bad,
         alpha_edit=task_type.alpha_approve,
@@ -402,17 +398,10 @@ def _guarded(task_type: TaskType, found: evidence.JudgedEvidence):
     )
     approve = next(p for p in proposals if p.which == "approve")
     approve.evidence["audits"] = found.audits_achieved(task_type.pk)
-    rates = thresholds.audit_rates(
-        approve.state, _audit_rates(task_type), budget=task_type.audit_rate_budget
+    audit_rate = thresholds.audit_rate(
+        approve.state, task_type.audit_rate_approved, budget=task_type.audit_rate_budget
     )
-    return proposals, rates
-
-
-_AUDITED = {"audit_rate_approved": "auto-approved outputs", "audit_rate_warning": "warnings"}
-
-
-def _audit_rates(task_type: TaskType) -> thresholds.AuditRates:
-    return thresholds.AuditRates(task_type.audit_rate_approved, task_type.audit_rate_warning)
+    return proposals, audit_rate
 
 
 def _threshold_records(run: CycleRun, task_type: TaskType, final: dict) -> list[ThresholdChange]:

@@ -59,7 +59,6 @@ class TaskState:
     review: float
     approve: float
     audit_rate_approved: float
-    audit_rate_warning: float
     weights: dict[str, float]
     last_certified: float | None = None
     not_attainable_runs: int = 0
@@ -196,7 +195,6 @@ class _Run:
                     review=settings.review,
                     approve=settings.approve,
                     audit_rate_approved=settings.audit_rate_approved,
-                    audit_rate_warning=settings.audit_rate_warning,
                     weights=dict.fromkeys(VALIDATOR_NAMES, 1.0),
                 )
                 for t in range(len(config.task_types))
@@ -263,7 +261,7 @@ def _gate(run: _Run, now: np.ndarray, block: int) -> None:
         run.decision[idx] = d
         rate = np.select(
             [d == APPROVED, d == WARNING],
-            [st.audit_rate_approved, st.audit_rate_warning],
+            [st.audit_rate_approved, run.settings.audit_rate_warning],
             1.0,
         )
         drawn = (d == HELD) | (run.rng.random(len(idx)) < rate)
@@ -331,18 +329,11 @@ def _cycles(run: _Run, block: int, window: np.ndarray, *, thresholds_due: bool) 
     traffic, state, settings = run.traffic, run.state, run.settings
     decision, inclusion = run.decision, run.inclusion
     # Audits drawn at a sparser rate than their stratum's current one are left out: the
-    # bound's weight range would be theirs (see thresholds.audit_rates).
-    kind = decision[window]
-    task = traffic.task_type[window]
-    current = np.select(
-        [kind == APPROVED, kind == WARNING],
-        [
-            np.array([state[t].audit_rate_approved for t in state])[task],
-            np.array([state[t].audit_rate_warning for t in state])[task],
-        ],
-        0.0,
+    # bound's weight range would be theirs (see thresholds.audit_rate).
+    current = np.array([state[t].audit_rate_approved for t in state])
+    sparser = (decision[window] == APPROVED) & (
+        inclusion[window] < current[traffic.task_type[window]]
     )
-    sparser = inclusion[window] < current
     window = window[~sparser]
     scores = run.scores(window)
     position = {int(o): i for i, o in enumerate(window)}
@@ -405,12 +396,9 @@ def _cycles(run: _Run, block: int, window: np.ndarray, *, thresholds_due: bool) 
         st.not_attainable_runs = (
             st.not_attainable_runs + 1 if approve.state == thresholds.State.NOT_ATTAINABLE else 0
         )
-        rates = thresholds.audit_rates(
-            approve.state,
-            thresholds.AuditRates(st.audit_rate_approved, st.audit_rate_warning),
-            budget=settings.audit_rate_budget,
+        st.audit_rate_approved = thresholds.audit_rate(
+            approve.state, st.audit_rate_approved, budget=settings.audit_rate_budget
         )
-        st.audit_rate_approved, st.audit_rate_warning = rates.approved, rates.warning
         mine_traffic = traffic.task_type[traffic_rows] == t
         truth_scores = traffic_scores[mine_traffic]
         wrong = traffic.truth[traffic_rows[mine_traffic]] != 0

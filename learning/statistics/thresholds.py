@@ -328,30 +328,15 @@ def _lowest_band_within(
     return passed, first
 
 
-@dataclass(frozen=True)
-class AuditRates:
-    """The shares of the delivered outputs drawn for audit: auto-approved, and warnings."""
-
-    approved: float
-    warning: float
-
-
-def audit_rates(state: str, current: AuditRates, *, budget: float) -> AuditRates:
-    """The audit rates after a run. While the approve threshold is underpowered, both kinds
-    of delivered output are audited at least at the admin's budget, so that evidence catches
-    up; otherwise they are kept (more audits cannot help a threshold that is not attainable).
-    An admin's higher rate stays.
-
-    The warnings rise with the auto-approved outputs because they are evidence for the same
-    search: rescored with newer weights, many of them score above the approve candidates,
-    and every candidate is bounded with the largest weight among the outputs above it. At
-    the usual 10 % against 25 %, a warning's audit weighs 10 where an approved one weighs 4,
-    and with reviewers who never err the bound stayed about a grid step above what the same
-    verdicts supported (docs/performance.md). One raise to the budget rather than several
-    steps, for the same reason: each rate a window mixes in widens its bound."""
-    if state != State.UNDERPOWERED:
-        return current
-    return AuditRates(approved=max(current.approved, budget), warning=max(current.warning, budget))
+def audit_rate(state: str, current: float, *, budget: float) -> float:
+    """The audit rate of auto-approved outputs after a run: raised to the admin's budget
+    while the approve threshold is underpowered, so that evidence catches up; otherwise
+    kept (more audits cannot help a threshold that is not attainable). One raise to the
+    budget rather than several steps: a window that mixes audit rates gets the widest
+    weight range of them in its bound."""
+    if state == State.UNDERPOWERED and current < budget:
+        return budget
+    return current
 
 
 def step_toward(current: float, target: float, *, max_step: float = MAX_STEP) -> float:

@@ -264,21 +264,11 @@ def test_underpowered_goes_back_to_the_last_certified_and_never_climbs():
 
 @pytest.mark.parametrize(
     ("state", "expected"),
-    [
-        (State.UNDERPOWERED, (0.2, 0.2)),
-        (State.CERTIFIED, (0.02, 0.1)),
-        (State.NOT_ATTAINABLE, (0.02, 0.1)),
-    ],
+    [(State.UNDERPOWERED, 0.2), (State.CERTIFIED, 0.02), (State.NOT_ATTAINABLE, 0.02)],
 )
-def test_audits_of_both_delivered_kinds_rise_to_the_budget_only_while_underpowered(state, expected):
-    rates = thresholds.audit_rates(state, thresholds.AuditRates(0.02, 0.1), budget=0.2)
-    assert (rates.approved, rates.warning) == expected
-    # An admin's higher rate stays, of either kind, and the other still rises to the budget.
-    higher = thresholds.audit_rates(state, thresholds.AuditRates(0.3, 0.5), budget=0.2)
-    assert (higher.approved, higher.warning) == (0.3, 0.5)
-    if state == State.UNDERPOWERED:
-        mixed = thresholds.audit_rates(state, thresholds.AuditRates(0.3, 0.05), budget=0.2)
-        assert (mixed.approved, mixed.warning) == (0.3, 0.2)
+def test_audits_rise_to_the_budget_only_while_underpowered(state, expected):
+    assert thresholds.audit_rate(state, 0.02, budget=0.2) == expected
+    assert thresholds.audit_rate(state, 0.3, budget=0.2) == 0.3  # an admin's higher rate stays
 
 
 # --------------------------------------------------------------------------- review
