@@ -111,8 +111,8 @@ Three outcomes:
   299 for 0.01 at 0.05): these candidates are read by their estimates, which the label
   model's share of delta does not touch, so how much data it takes to read one does not
   depend on whether replicates widen the bounds. (At the sampling share it took 368, and a
-  0.005 budget, below what the traffic allows, was first shown out of reach at the fifth
-  run in 3 of 40 simulated task types rather than by the third.)
+  0.005 budget, below what the traffic allows, was first shown out of reach at the fourth
+  run in 3 of 40 simulated task types, so the alert's two runs in a row came at the fifth.)
 
 Every outcome also reports, per budget, the best certifiable error: the smallest value of
 that budget, the other kept, at which the search on that budget alone would certify a
