@@ -19,6 +19,9 @@ class AuditEvent(models.Model):
         WEBHOOK_EDIT = "webhook_edit", "Webhook edit"
         BACKLOG_RELIEF = "backlog_relief", "Backlog relief"
         ACCESS_CHANGE = "access_change", "Access change"
+        ALERT_ACKNOWLEDGE = "alert_acknowledge", "Alert acknowledged"
+        ALERT_RESOLVE = "alert_resolve", "Alert resolved"
+        SCORING_FAULT = "scoring_fault", "Scoring fault"
 
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL,
