@@ -257,7 +257,7 @@ class WebhookAdmin(admin.ModelAdmin):
     secret; the secret is shown once, in a message, and never again. A URL is not edited:
     add the new one and deactivate or delete the old."""
 
-    list_display = ["url", "kind", "owner", "is_active", "created_at"]
+    list_display = ["target", "kind", "owner", "is_active", "created_at"]
     list_filter = ["kind", "is_active", "owner"]
     search_fields = ["url", "owner__username"]
     list_select_related = ["owner"]
@@ -306,6 +306,11 @@ class WebhookAdmin(admin.ModelAdmin):
         for hook in queryset:
             webhooks.webhook_delete(hook=hook, actor=request.user)
 
+    @admin.display(description="URL", ordering="url")
+    def target(self, obj):
+        # The full URL only in the webhook's own editor: lists are read over shoulders.
+        return obj.url_redacted
+
     @admin.action(description="Rotate the signing secret of the selected webhooks")
     def rotate_secret(self, request, queryset):
         for hook in queryset:
@@ -318,7 +323,7 @@ class WebhookAdmin(admin.ModelAdmin):
             request,
             format_html(
                 "Signing secret for {}: <code>{}</code>. Copy it now: it is not shown again.",
-                hook.url,
+                hook.url_redacted,
                 secret,
             ),
             messages.WARNING,

@@ -193,6 +193,15 @@ def _target(url: str) -> _Target:
         raise _Refused(f"Not a valid URL: {exc}.") from exc
     if parsed.scheme not in _DEFAULT_PORTS:
         raise _Refused("Must be an http:// or https:// URL.")
+    # Also checked before every attempt, so a webhook stored before this rule with
+    # credentials in its URL is refused at delivery (a failed attempt that says why) rather
+    # than sending them; no migration rewrites it, since outside its admin editor its URL is
+    # only ever shown redacted (Webhook.url_redacted).
+    if parsed.userinfo:
+        raise _Refused(
+            "Must not carry a user name or password: a receiver authenticates Gatehouse by "
+            "the signature, keyed with the webhook's secret."
+        )
     host = parsed.raw_host.decode("ascii").rstrip(".").lower()
     if not host:
         raise _Refused("Must name a host.")
@@ -235,9 +244,10 @@ def webhook_url_problem(url: str) -> str | None:
 
 
 def _audit_view(hook: Webhook) -> dict:
-    # Never the secret: the audit log is readable by every admin, for ever.
+    # Never the secret, nor what of the URL can carry the receiver's credentials: the audit
+    # log is readable by every admin, for ever.
     return {
-        "url": hook.url,
+        "url": hook.url_redacted,
         "owner": hook.owner_id,
         "kind": hook.kind,
         "is_active": hook.is_active,

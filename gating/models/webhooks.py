@@ -1,6 +1,7 @@
 """Webhooks: where a gateway user wants final decisions delivered, and every attempt."""
 
 import uuid
+from urllib.parse import urlsplit, urlunsplit
 
 from django.conf import settings
 from django.db import models
@@ -32,7 +33,19 @@ class Webhook(models.Model):
         ]
 
     def __str__(self) -> str:
-        return self.url
+        return self.url_redacted
+
+    @property
+    def url_redacted(self) -> str:
+        """The URL as every page but the webhook's admin editor shows it: scheme, host, port
+        and path. A user name and password, a query or a fragment can carry the receiver's
+        credentials, and deliveries are shown to reviewers."""
+        try:
+            parts = urlsplit(self.url)
+        except ValueError:
+            return "(not a valid URL)"
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 class WebhookDelivery(models.Model):
