@@ -11,14 +11,20 @@ Parameters (all optional; an empty value counts as absent, as a form sends its e
   A preset does not read ``since`` and ``until``, so that the filter bar's form can keep them
   filled while a preset is picked.
 * ``since``, ``until``: ISO 8601 times, converted to UTC; a time with no offset is UTC (what
-  the filter bar's inputs, labelled UTC, send), a date alone is its midnight. The range is
-  [since, until): ``until`` must be later than ``since``. A missing ``until`` is now; a
-  missing ``since`` is 7 days before ``until``.
+  the filter bar's inputs, labelled UTC, send), a date alone is its midnight. Each lies in
+  [EARLIEST, LATEST]. The range is [since, until): ``until`` must be later than ``since``.
+  A missing ``until`` is now; a missing ``since`` is 7 days before ``until``.
 * ``task_type``, ``model``: repeated for several; none means all. Each must be known.
 
-Other parameters (a page number, say) are not the filter's and are left alone.
+No parameter may hold a NUL character: PostgreSQL's text cannot, so a query with one could
+only fail.
+
+Other parameters (a page number, say) are not the filter's and are left alone; pages read
+their own text and whole numbers with ``parameter_text`` and ``parameter_whole``, which
+refuse what the filter refuses in the same words.
 """
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -34,8 +40,19 @@ PRESETS: dict[str, tuple[timedelta, str]] = {
 }
 DEFAULT_PRESET = "7d"
 CUSTOM = "custom"
+# The times a filter may name. Nothing Gatehouse keeps is older than the floor, and both
+# bounds leave room for the windows pages take around a range (the PSI's baseline week
+# before since, the last day before until, the day a range's start rounds up to), so that
+# no arithmetic on a filter's times leaves the years a datetime can hold.
+EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+LATEST = datetime(9999, 1, 1, tzinfo=UTC)
 # Long enough for any name Gatehouse stores, short enough to quote in a message.
 _QUOTED_LENGTH = 100
+# ASCII digits only: str.isdigit() also takes "²", which int() refuses, and other scripts'
+# digits, which int() reads.
+_DIGITS = re.compile(r"[0-9]+", re.ASCII)
+# The largest id or count a PostgreSQL bigint column holds.
+_BIGINT_MAX = 2**63 - 1
 
 
 class FilterInvalid(FieldInvalid):
@@ -91,14 +108,10 @@ def filter_parse(
         since, until = now - PRESETS[preset][0], now
     else:
         preset = None
+        since = _time(since_text, "since") if since_text is not None else None
         until = _time(until_text, "until") if until_text is not None else now
-        if since_text is not None:
-            since = _time(since_text, "since")
-        else:
-            try:
-                since = until - PRESETS[DEFAULT_PRESET][0]
-            except OverflowError:
-                raise FilterInvalid("until", f"until is too early: {_iso(until)}.") from None
+        if since is None:
+            since = until - PRESETS[DEFAULT_PRESET][0]
         if until <= since:
             raise FilterInvalid(
                 "until",
@@ -132,12 +145,31 @@ def filter_query(dashboard_filter: DashboardFilter) -> str:
     return urlencode(pairs)
 
 
+def parameter_text(query: Mapping, name: str) -> str:
+    """A page's own text parameter: its last value, stripped; "" when absent or empty.
+    Raises FilterInvalid naming it for a NUL character."""
+    return _one(query, name) or ""
+
+
+def parameter_whole(query: Mapping, name: str, message: str) -> int | None:
+    """A page's own whole-number parameter (an id, say): ASCII digits, at most a bigint;
+    None when absent or empty. Raises FilterInvalid naming it, with ``message``, otherwise."""
+    text = _one(query, name)
+    if text is None:
+        return None
+    if not _DIGITS.fullmatch(text) or int(text) > _BIGINT_MAX:
+        raise FilterInvalid(name, message)
+    return int(text)
+
+
 def _values(query: Mapping, name: str) -> list[str]:
     if hasattr(query, "getlist"):
         values = query.getlist(name)
     else:
         value = query.get(name)
         values = [] if value is None else [value] if isinstance(value, str) else list(value)
+    if any("\x00" in value for value in values):
+        raise FilterInvalid(name, f"{name} cannot hold a NUL character.")
     return [value.strip() for value in values if value.strip()]
 
 
@@ -150,11 +182,21 @@ def _one(query: Mapping, name: str) -> str | None:
 def _time(text: str, name: str) -> datetime:
     try:
         moment = datetime.fromisoformat(text)
-        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-    except (ValueError, OverflowError):
+    except ValueError:
         raise FilterInvalid(
             name, f"{name} is not a time: {_quote(text)}. Use ISO 8601, e.g. 2025-05-01T09:30Z."
         ) from None
+    try:
+        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00+01:00 is in year 0 in UTC
+        moment = None
+    if moment is None or not EARLIEST <= moment <= LATEST:
+        raise FilterInvalid(
+            name,
+            f"{name} is out of range: {_quote(text)}. Use a time from {EARLIEST:%Y-%m-%d} "
+            f"to {LATEST:%Y-%m-%d} (UTC).",
+        )
+    return moment
 
 
 def _known(names: list[str], known: set[str], name: str, what: str) -> tuple[str, ...]:

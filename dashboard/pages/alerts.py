@@ -6,6 +6,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from dashboard.filters import FilterInvalid, parameter_text
 from gating.models import TaskType
 from gating.views import page_for
 from learning.alerts import AlertResolved, alert_acknowledge, alert_page_path
@@ -20,9 +21,13 @@ _ABOUT_A_TASK_TYPE = {Alert.Rule.THRESHOLD_DRIFT, Alert.Rule.VALIDATOR_ACCURACY}
 @require_GET
 @page_for("learning.view_alert")
 def alerts(request):
-    state = request.GET.get("state") or Alert.State.OPEN
-    if state not in Alert.State.values:
-        return _page(request, Alert.State.OPEN, status=400, error=f"Unknown state {state!r}.")
+    try:
+        state = parameter_text(request.GET, "state") or Alert.State.OPEN
+        if state not in Alert.State.values:
+            choices = ", ".join(Alert.State.values)
+            raise FilterInvalid("state", f"Unknown state {state!r}: use one of {choices}.")
+    except FilterInvalid as exc:
+        return _page(request, Alert.State.OPEN, status=400, error=str(exc), error_field=exc.field)
     return _page(request, state)
 
 
@@ -52,7 +57,15 @@ def alert_acknowledge_page(request, pk: int):
     return redirect(reverse("dashboard-alerts") + "?state=acknowledged")
 
 
-def _page(request, state: str, *, status: int = 200, error: str = "", note_errors=None):
+def _page(
+    request,
+    state: str,
+    *,
+    status: int = 200,
+    error: str = "",
+    error_field: str = "",
+    note_errors=None,
+):
     rows = list(
         Alert.objects.filter(state=state)
         .select_related("acknowledged_by")
@@ -64,6 +77,7 @@ def _page(request, state: str, *, status: int = 200, error: str = "", note_error
         "states": Alert.State.choices,
         "alerts": [(alert, page_link(alert, names)) for alert in rows],
         "error": error,
+        "error_field": error_field,
         "note_errors": note_errors or {},
         "per_page": ALERTS_PER_PAGE,
     }

@@ -16,7 +16,14 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from dashboard import selectors
-from dashboard.filters import DashboardFilter, FilterInvalid, filter_parse, filter_query
+from dashboard.filters import (
+    DashboardFilter,
+    FilterInvalid,
+    filter_parse,
+    filter_query,
+    parameter_text,
+    parameter_whole,
+)
 from gating.models import AuditEvent, Output, Review, ReviewItem, WebhookDelivery
 from gating.scoring import Decision
 from gating.selectors import outputs_visible_to
@@ -57,33 +64,31 @@ class OutputSearch:
 
 def search_parse(query) -> OutputSearch:
     """Read the page's parameters; raises FilterInvalid naming the first it cannot read."""
-    text = query.get("text", "").strip()
+    text = parameter_text(query, "text")
     if len(text) > _TEXT_MAX:
         raise FilterInvalid("text", f"At most {_TEXT_MAX} characters.")
-    id_match = query.get("id_match") or "exact"
+    external_id = parameter_text(query, "external_id")
+    id_match = parameter_text(query, "id_match") or "exact"
     if id_match not in _ID_MATCHES:
         raise FilterInvalid("id_match", f"Use one of {', '.join(_ID_MATCHES)}.")
-    decision = query.get("decision", "")
+    decision = parameter_text(query, "decision")
     if decision and decision not in {d.value for d in Decision}:
         raise FilterInvalid("decision", f"Use one of {', '.join(d.value for d in Decision)}.")
-    status = query.get("status", "")
+    status = parameter_text(query, "status")
     if status and status not in Output.Status.values:
         raise FilterInvalid("status", f"Use one of {', '.join(Output.Status.values)}.")
     score_min, score_max = _score(query, "score_min"), _score(query, "score_max")
     if score_min is not None and score_max is not None and score_max < score_min:
         raise FilterInvalid("score_max", f"Must be at least score_min ({score_min:g}).")
-    before = query.get("before", "").strip()
-    if before and not before.isdigit():
-        raise FilterInvalid("before", "Must be an output id.")
     return OutputSearch(
-        external_id=query.get("external_id", "").strip(),
+        external_id=external_id,
         id_match=id_match,
         text=text,
         decision=decision,
         status=status,
         score_min=score_min,
         score_max=score_max,
-        before=int(before) if before else None,
+        before=parameter_whole(query, "before", "Must be an output id."),
     )
 
 
@@ -92,7 +97,7 @@ def _pretty_json(value) -> str:
 
 
 def _score(query, name: str) -> float | None:
-    raw = query.get(name, "").strip()
+    raw = parameter_text(query, name)
     if not raw:
         return None
     try:

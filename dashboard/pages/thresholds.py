@@ -17,7 +17,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from dashboard import selectors, whatif
-from dashboard.filters import DashboardFilter, FilterInvalid, filter_parse, filter_query
+from dashboard.filters import (
+    DashboardFilter,
+    FilterInvalid,
+    filter_parse,
+    filter_query,
+    parameter_text,
+)
 from dashboard.models import REVIEW_BUCKET_WIDTH, ReviewRollup
 from gating import scorers
 from gating.exceptions import TaskTypeInvalid
@@ -181,9 +187,13 @@ def _save(request, f: DashboardFilter, task_type: TaskType, known: dict):
     for name, weight in weights.items():
         if validators[name].weight != weight and (problem := weight_problem(weight)):
             problems[f"{_WEIGHT}{name}"] = problem
-    reason = request.POST.get("reason", "").strip()
-    if problem := reason_problem(reason, EditSource.PAGE):
-        problems["reason"] = problem
+    try:
+        reason = parameter_text(request.POST, "reason")
+    except FilterInvalid as exc:
+        reason, problems["reason"] = "", str(exc)
+    else:
+        if problem := reason_problem(reason, EditSource.PAGE):
+            problems["reason"] = problem
     if not problems:
         try:
             gate_settings_change(
