@@ -10,6 +10,7 @@ the learning evaluations all run the very same arithmetic.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
@@ -36,6 +37,26 @@ GOOD_ACCURACY_BONUS = 0.2
 FULL_CONFIDENCE_REVIEWS = 20
 
 HALLUCINATION_PENALTY = 0.5
+
+
+# What a faulted output's one impact is called (fault_result): the gate and the audit log
+# know a fault by it.
+FAULT_FACTOR = "scoring_fault"
+
+
+class ScoringFault(ArithmeticError):
+    """A scorer's arithmetic left the finite numbers, so its score means nothing."""
+
+
+def require_finite(**terms: float) -> None:
+    """Raise ScoringFault naming the first term that is NaN or infinite.
+
+    A comparison with NaN is false and ``min``/``max`` pass it through in either order,
+    so a NaN that reached ``clamp`` could come out as 10 and be approved: every term a
+    score is built from is checked before it is used."""
+    for name, value in terms.items():
+        if not math.isfinite(value):
+            raise ScoringFault(f"{name} is {value}")
 
 
 class Decision(StrEnum):
@@ -108,6 +129,8 @@ class GateResult:
     impacts: list[Impact] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
     scorer: str = SCORER_NAME
+    # Why the scorer failed, for an output held by fault_result; None when it scored.
+    fault: str | None = None
 
 
 def pass_fraction(validators: list[ValidatorOutcome]) -> float:
@@ -172,6 +195,9 @@ def final_score(base: float, bonus: float, penalty: float) -> float:
 
 
 def clamp(value: float, low: float = SCORE_MIN, high: float = SCORE_MAX) -> float:
+    """``value`` within [low, high]. NaN or an infinity raises ScoringFault: ``min`` and
+    ``max`` would pass NaN through as 10, and an infinite score says nothing either."""
+    require_finite(score=value)
     return max(low, min(high, value))
 
 
@@ -249,6 +275,9 @@ def score_output(
     penalty = hallucination_penalty(requires_fact_check, bool(terms.failed_fact_checks))
     held_back = after_penalty(base, penalty)
     unclamped = with_bonus(held_back, bonus)
+    require_finite(
+        pass_fraction=fraction, base_score=base, bonus=bonus, score_before_clamp=unclamped
+    )
     score = clamp(unclamped)
 
     impacts = list(terms.impacts)
@@ -299,6 +328,31 @@ def score_output(
     )
 
 
+def fault_result(
+    cause: str, policy: GatePolicy, pair: PairHistory, *, scorer: str = SCORER_NAME
+) -> GateResult:
+    """What the gate makes of an output whose scorer failed: held for review at the lowest
+    score, with the cause in its reasons and as its one impact (FAULT_FACTOR).
+
+    Whatever broke, a person decides: a fault never reaches the thresholds, the
+    auto-approve switch or the cold start, so it cannot be approved or delivered."""
+    review_t, approve_t, _ = effective_thresholds(policy, pair)
+    return GateResult(
+        score=SCORE_MIN,
+        base_score=SCORE_MIN,
+        decision=Decision.PENDING_REVIEW,
+        review_threshold=review_t,
+        approve_threshold=approve_t,
+        pass_fraction=0.0,
+        task_accuracy_bonus=0.0,
+        hallucination_penalty=0.0,
+        impacts=[Impact(FAULT_FACTOR, 0.0, cause)],
+        reasons=[f"Scoring fault ({cause}): held for review, whatever the thresholds say."],
+        scorer=scorer,
+        fault=cause,
+    )
+
+
 class Ruling(NamedTuple):
     """What the gate makes of a score: the decision, the thresholds it used, and why."""
 
@@ -321,7 +375,12 @@ def gate(
 
     A scorer that rates in named levels may give its level's own decision, which then takes
     the thresholds' place; the switch and the cold start apply to it all the same.
+    Raises ScoringFault for a score that is not a finite number.
     """
+    # NaN is below no threshold, so it would be approved: no score reaches decide unchecked.
+    require_finite(score=score)
+    if not SCORE_MIN <= score <= SCORE_MAX:
+        raise ScoringFault(f"score {score:g} is outside {SCORE_MIN:g}-{SCORE_MAX:g}")
     reasons: list[str] = []
     review_t, approve_t, raised_by = effective_thresholds(policy, pair)
     if level_decision is None:
@@ -382,17 +441,26 @@ def scores_many(
     One column per validator: ``reported[i, j]`` and ``passed[i, j]`` say whether output i
     reported validator j and whether it passed; ``weights[j]`` and ``is_fact_check[j]``
     describe validator j. ``bonus`` is each output's task accuracy bonus (its pair's
-    ``task_accuracy_bonus``)."""
-    counted = reported * np.asarray(weights, dtype=float)
-    total = counted.sum(axis=1)
-    earned = (counted * passed).sum(axis=1)
-    fraction = np.divide(earned, total, out=np.zeros_like(total), where=total > 0)
-    base = base_score(fraction, np.asarray(input_clarity), np.asarray(coherence))
-    fact_check_failed = (reported & ~passed & np.asarray(is_fact_check, dtype=bool)).any(axis=1)
-    penalty = np.where(
-        np.asarray(requires_fact_check, dtype=bool) & fact_check_failed, HALLUCINATION_PENALTY, 0.0
-    )
-    return np.clip(final_score(base, np.asarray(bonus), penalty), SCORE_MIN, SCORE_MAX)
+    ``task_accuracy_bonus``).
+
+    An output whose arithmetic leaves the finite numbers scores SCORE_MIN, as the gate's
+    fault_result does: it is held, never approved."""
+    # Overflow is caught below, per output, rather than warned about for the whole array.
+    with np.errstate(all="ignore"):
+        counted = reported * np.asarray(weights, dtype=float)
+        total = counted.sum(axis=1)
+        earned = (counted * passed).sum(axis=1)
+        fraction = np.divide(earned, total, out=np.zeros_like(total), where=total > 0)
+        base = base_score(fraction, np.asarray(input_clarity), np.asarray(coherence))
+        fact_check_failed = (reported & ~passed & np.asarray(is_fact_check, dtype=bool)).any(axis=1)
+        penalty = np.where(
+            np.asarray(requires_fact_check, dtype=bool) & fact_check_failed,
+            HALLUCINATION_PENALTY,
+            0.0,
+        )
+        unclamped = final_score(base, np.asarray(bonus), penalty)
+        faulted = ~(np.isfinite(unclamped) & np.isfinite(base) & np.isfinite(fraction))
+    return np.where(faulted, SCORE_MIN, np.clip(unclamped, SCORE_MIN, SCORE_MAX))
 
 
 def _threshold_reason(score: float, decision: Decision, review_t: float, approve_t: float) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from functools import cached_property
+from typing import NamedTuple
 
 from cachetools import TTLCache
 from django.conf import settings
@@ -21,7 +22,7 @@ from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from gating import bulk, reviews, scorers, scoring, users
-from gating.audit import audit_record, audit_record_many
+from gating.audit import audit_record, audit_record_each, audit_record_many
 from gating.exceptions import IdempotencyConflict, TaskTypeInvalid, TaskTypeRefused
 from gating.models import (
     DEFAULT_FACT_CHECK_VALIDATORS,
@@ -35,6 +36,7 @@ from gating.models import (
     TaskTypeCreation,
     Validator,
 )
+from gating.models.outputs import WEIGHT_RANGE
 from gating.roles import Role
 from gating.submissions import OutputSubmission, fingerprint
 from gating.tokens import generate_token, hash_token
@@ -231,9 +233,16 @@ def _gate(submission: OutputSubmission, context: _TaskContext, now: datetime) ->
     return scorers.score_and_gate(context.scorer, scorer_input, shadow=settings.SHADOW_SCORING)
 
 
+class _Built(NamedTuple):
+    """A new output, unsaved, and why its scorer failed if it did (scoring.fault_result)."""
+
+    output: Output
+    fault: str | None
+
+
 def _build_output(
     *, source: AbstractUser, submission: OutputSubmission, context: _TaskContext, now
-) -> Output:
+) -> _Built:
     scored = _gate(submission, context, now)
     result = scored.result
     held = result.decision is scoring.Decision.PENDING_REVIEW
@@ -273,7 +282,25 @@ def _build_output(
     output = bulk.unsaved(Output, values)
     Output.source.field.set_cached_value(output, source)
     Output.task_type.field.set_cached_value(output, context.task_type)
-    return output
+    return _Built(output, result.fault)
+
+
+def _faults_record(built: Sequence[_Built]) -> None:
+    """An audit event for each output held because its scorer failed: the alerts cycle
+    raises an alert from them. Faults should never happen, so this costs nothing else."""
+    rows = [
+        (
+            None,
+            b.output.created_at,
+            b.output,
+            None,
+            {"cause": b.fault, "task_type": b.output.task_type.name},
+        )
+        for b in built
+        if b.fault
+    ]
+    if rows:
+        audit_record_each(action=AuditEvent.Action.SCORING_FAULT, rows=rows)
 
 
 def _replay(existing: Output, submission: OutputSubmission) -> IngestResult:
@@ -291,22 +318,23 @@ def output_ingest(*, source: AbstractUser, submission: OutputSubmission) -> Inge
     TaskTypeRefused when it names a task type the gateway may not create.
     """
     context = _task_contexts(source, [submission])[submission.task_type]
-    output = _build_output(
-        source=source, submission=submission, context=context, now=timezone.now()
-    )
+    built = _build_output(source=source, submission=submission, context=context, now=timezone.now())
+    output = built.output
     # Insert first and let the unique constraint find replays: they are rare, and checking
     # first would cost every new output a query. Inside a transaction a savepoint keeps
     # that transaction usable after the constraint fires.
     items = reviews.review_items_for([output])
-    # A held output and its queue item are stored together, or neither is: PostgreSQL
-    # inserts both in one statement; elsewhere they need a transaction.
-    needs_transaction = items and connection.vendor != "postgresql"
+    # A held output and its queue item (and a fault's audit event) are stored together, or
+    # none is: PostgreSQL inserts an output and its item in one statement; elsewhere, or
+    # with an event, they need a transaction.
+    needs_transaction = (items and connection.vendor != "postgresql") or built.fault
     guard = (
         transaction.atomic() if connection.in_atomic_block or needs_transaction else nullcontext()
     )
     try:
         with guard:
             _insert_outputs([output], items)
+            _faults_record([built])
     except IntegrityError:
         existing = _existing_output(source, submission.external_id)
         if existing is None:
@@ -410,8 +438,10 @@ def _store_new(
         )
         for s in submissions
     ]
-    _insert_outputs(built, reviews.review_items_for(built, rng=rng))
-    return built
+    outputs = [b.output for b in built]
+    _insert_outputs(outputs, reviews.review_items_for(outputs, rng=rng))
+    _faults_record(built)
+    return outputs
 
 
 def _existing_output(source: AbstractUser, external_id: str) -> Output | None:
@@ -661,9 +691,10 @@ def gate_settings_problems(task_type: TaskType, changes: Mapping[str, object]) -
 
 
 def weight_problem(value: object) -> str | None:
-    """A validator's weight is a finite number, 0 or more: 0 leaves it out of the score."""
-    if not _is_number(value) or not math.isfinite(value) or value < 0:
-        return "Must be a finite number, 0 or more."
+    """A validator's weight is a number in WEIGHT_RANGE: 0 leaves it out of the score."""
+    low, high = WEIGHT_RANGE
+    if not _is_number(value) or not math.isfinite(value) or not low <= value <= high:
+        return f"Must be a number from {low:g} to {high:g}."
     return None
 
 
@@ -744,6 +775,28 @@ def gateway_settings_set(
         )
         if after:
             current.save(update_fields=list(after))
+            audit_record(
+                actor=actor,
+                action=AuditEvent.Action.ACCESS_CHANGE,
+                obj=current,
+                before=before,
+                after=after,
+            )
+    return current
+
+
+def task_type_share(*, task_type: TaskType, shared: bool, actor: AbstractUser) -> TaskType:
+    """Share a task type with every gateway, or stop sharing it, so that only the gateways
+    that sent its outputs see it (selectors.task_types_visible_to).
+
+    Audited as an access change: it is what the gateways may see. Sharing what is shared
+    already changes and records nothing.
+    """
+    with transaction.atomic():
+        current = TaskType.objects.select_for_update(no_key=True).get(pk=task_type.pk)
+        before, after = _apply_changed(current, {"shared": shared})
+        if after:
+            current.save(update_fields=[*after, "updated_at"])
             audit_record(
                 actor=actor,
                 action=AuditEvent.Action.ACCESS_CHANGE,

@@ -117,10 +117,19 @@ class TaskType(models.Model):
         return self.reviewed_count < self.cold_start_reviews
 
 
+# A validator's weight counts only against the others' (a share of the validators' 8
+# points), so a ratio of 100:1 is more than any task type needs, and the ceiling keeps their
+# sum far from overflowing to a NaN score. 0 leaves the validator out of the score.
+WEIGHT_RANGE = (0.0, 100.0)
+
+
 class Validator(models.Model):
     task_type = models.ForeignKey(TaskType, on_delete=models.CASCADE, related_name="validators")
     name = models.CharField(max_length=100)
-    weight = models.FloatField(default=1.0, validators=[MinValueValidator(0.0)])
+    weight = models.FloatField(
+        default=1.0,
+        validators=[MinValueValidator(WEIGHT_RANGE[0]), MaxValueValidator(WEIGHT_RANGE[1])],
+    )
     is_fact_check = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -128,6 +137,12 @@ class Validator(models.Model):
         ordering = ["task_type", "name"]
         constraints = [
             models.UniqueConstraint(fields=["task_type", "name"], name="validator_unique_per_task"),
+            # The writer's rule (services.weight_problem), kept by the database too: on
+            # PostgreSQL NaN compares above every number, so it fails this check as well.
+            models.CheckConstraint(
+                name="validator_weight_in_range",
+                condition=Q(weight__gte=WEIGHT_RANGE[0], weight__lte=WEIGHT_RANGE[1]),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -212,6 +227,12 @@ class Output(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["source", "external_id"], name="output_unique_external"
+            ),
+            # The gate holds what it cannot score at 0 (scoring.fault_result), so a stored
+            # score is always a number on the scale; NaN fails the check on PostgreSQL.
+            models.CheckConstraint(
+                name="output_scores_on_scale",
+                condition=Q(score__gte=0, score__lte=10, base_score__gte=0, base_score__lte=10),
             ),
         ]
         indexes = [

@@ -7,11 +7,14 @@ scorer, and in shadow by every other scorer its payload has the inputs for.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from gating import scoring
 from gating.scorers import evidence_categories, evidence_quality, interval, validators
 from gating.scorers.base import Rating, Scored, Scorer, ScorerInput
+
+logger = logging.getLogger(__name__)
 
 DEFAULT = validators.SCORER.name
 
@@ -92,14 +95,20 @@ def score_and_gate(primary: Scorer, output: ScorerInput, *, shadow: bool = True)
             else f"The payload lacks what {primary.name} reads, so the {DEFAULT} scorer scored it."
         )
         primary = REGISTRY[DEFAULT]
-    if primary.name == DEFAULT:
-        # The validators scorer decides in one step, as it always has (gating.scoring).
-        result = validators.gate_result(output)
+    interval = None
+    try:
+        if primary.name == DEFAULT:
+            # The validators scorer decides in one step, as it always has (gating.scoring).
+            result = validators.gate_result(output)
+        else:
+            scored = primary.score(output)
+            result = _gated(primary, scored, output)
+            interval = scored.interval
+    # A safety gate holds what it cannot score, whatever the bug: any exception in a
+    # scorer, not only the arithmetic faults it was written to expect, is held for review.
+    except Exception as exc:
+        result = _faulted(primary, output, exc)
         interval = None
-    else:
-        scored = primary.score(output)
-        result = _gated(primary, scored, output)
-        interval = scored.interval
     if fallback:
         result.reasons.insert(0, fallback)
     shadows: dict[str, dict] = {}
@@ -107,10 +116,25 @@ def score_and_gate(primary: Scorer, output: ScorerInput, *, shadow: bool = True)
         for scorer in _SCORERS:
             if scorer is primary or not scorer.applies(output):
                 continue
-            rating = scorer.rate(output)
+            try:
+                rating = scorer.rate(output)
+                scoring.require_finite(score=rating.score)
+            # A shadow never decides, so a failing one only goes unsaid.
+            except Exception:
+                logger.exception("Shadow scorer %s failed; its score is left out.", scorer.name)
+                continue
             shadows[scorer.name] = _shadow_record(scorer, rating)
             interval = interval or rating.interval
     return Scoring(result=result, interval=interval, shadow=shadows)
+
+
+def _faulted(scorer: Scorer, output: ScorerInput, exc: Exception) -> scoring.GateResult:
+    cause = str(exc) if isinstance(exc, scoring.ScoringFault) else f"{type(exc).__name__}"
+    if not isinstance(exc, scoring.ScoringFault):
+        logger.exception("Scorer %s failed; the output is held for review.", scorer.name)
+    return scoring.fault_result(
+        f"{scorer.name}: {cause}", output.policy, output.pair, scorer=label(scorer)
+    )
 
 
 def _gated(scorer: Scorer, scored: Scored, output: ScorerInput) -> scoring.GateResult:

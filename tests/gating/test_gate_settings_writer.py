@@ -343,7 +343,7 @@ def test_a_negative_weight_is_refused_next_to_it(task_type, admin, client):
     assert response.status_code == 200
     [formset] = [inline.formset for inline in response.context["inline_admin_formsets"]]
     assert [f.errors for f in formset.forms if f.errors] == [
-        {"weight": ["Must be a finite number, 0 or more."]}
+        {"weight": ["Must be a number from 0 to 100."]}
     ]
     assert weights_of(task_type) == {"facts": 1.0, "length": 1.0}
     assert edits_of(task_type) == []

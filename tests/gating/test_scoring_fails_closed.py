@@ -1,0 +1,346 @@
+"""The scoring path is total: no input, weight or history the gate accepts gives a score
+that is not a number on 0-10, and whatever a scorer does wrong holds the output for review.
+
+The property tests drive every scorer with extreme but valid inputs (weights anywhere in
+the writer's range, histories of any length, evidence and provenance at their limits); the
+examples pin the defect that made an admin's weights of 1e308 approve an output.
+"""
+
+import math
+import warnings
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from gating import scorers, scoring
+from gating.models.outputs import WEIGHT_RANGE
+from gating.scorers.base import ScorerInput
+from gating.scoring import Decision, GatePolicy, PairHistory, ValidatorOutcome
+from gating.submissions import (
+    OUTCOMES,
+    DiscoveryFactor,
+    EvidenceIn,
+    Intent,
+    Match,
+    ProvenanceIn,
+    Tier,
+    Tool,
+)
+
+NOW = datetime(2026, 11, 28, 12, tzinfo=UTC)
+PAST_COLD_START = GatePolicy(task_type_reviewed=10**9)
+# A pair whose record earns the full bonus: a NaN clamped to 10 would be approved.
+TRUSTED_PAIR = PairHistory(reviewed=1000, approved_unchanged=1000)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_scoring_caches():
+    scoring._validator_terms.cache_clear()
+
+
+def scorer_input(validators, **fields) -> ScorerInput:
+    values = {
+        "input_clarity": 1.0,
+        "coherence": 1.0,
+        "requires_fact_check": False,
+        "pair": TRUSTED_PAIR,
+        "policy": PAST_COLD_START,
+        "now": NOW,
+    }
+    return ScorerInput(validators=tuple(validators), **(values | fields))
+
+
+# ------------------------------------------------------------------ the 1e308 weights
+
+
+def test_weights_whose_sum_overflows_are_held_not_approved():
+    # The defect: 1e308 + 1e308 is inf, inf / inf is NaN, and max(0, min(10, nan)) is 10.
+    huge = [ValidatorOutcome("a", True, 1e308), ValidatorOutcome("b", True, 1e308)]
+
+    scoring_ = scorers.score_and_gate(scorers.REGISTRY["validators"], scorer_input(huge))
+
+    result = scoring_.result
+    assert result.decision is Decision.PENDING_REVIEW
+    assert result.score == scoring.SCORE_MIN
+    assert result.fault == "validators: pass_fraction is nan"
+    assert result.reasons[0].startswith("Scoring fault (validators: pass_fraction is nan)")
+    assert [i.factor for i in result.impacts] == [scoring.FAULT_FACTOR]
+
+
+def test_score_output_refuses_a_non_finite_term_rather_than_clamp_it():
+    huge = [ValidatorOutcome("a", True, 1e308), ValidatorOutcome("b", True, 1e308)]
+    with pytest.raises(scoring.ScoringFault, match="pass_fraction is nan"):
+        scoring.score_output(
+            validators=huge,
+            input_clarity=1.0,
+            coherence=1.0,
+            requires_fact_check=False,
+            pair=TRUSTED_PAIR,
+            policy=PAST_COLD_START,
+        )
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_clamp_refuses_what_is_not_a_number_on_the_line(value):
+    # max(0, min(10, nan)) is 10: the fail-open the clamp used to be.
+    with pytest.raises(scoring.ScoringFault):
+        scoring.clamp(value)
+
+
+@pytest.mark.parametrize("score", [math.nan, math.inf, -0.5, 10.5])
+def test_the_gate_refuses_a_score_off_the_scale_from_any_scorer(score):
+    with pytest.raises(scoring.ScoringFault):
+        scoring.gate(score, PAST_COLD_START, TRUSTED_PAIR)
+
+
+def test_rescoring_many_holds_what_overflows_and_warns_of_nothing():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scores = scoring.scores_many(
+            reported=np.array([[True, True], [True, True]]),
+            passed=np.array([[True, True], [True, True]]),
+            weights=np.array([1e308, 1e308]),
+            is_fact_check=np.array([False, False]),
+            input_clarity=np.array([1.0, 1.0]),
+            coherence=np.array([1.0, 1.0]),
+            requires_fact_check=np.array([False, False]),
+            bonus=np.array([0.5, 0.5]),
+        )
+    assert scores.tolist() == [scoring.SCORE_MIN, scoring.SCORE_MIN]
+
+
+# ----------------------------------------------------------- a scorer that breaks
+
+
+class _Broken:
+    name = "broken"
+    version = "1"
+    description = ""
+
+    def __init__(self, error=None, score=None):
+        self.error, self.value = error, score
+
+    def applies(self, output):
+        return True
+
+    def score(self, output):
+        if self.error:
+            raise self.error
+        return scorers.Scored(score=self.value, summary="")
+
+    def rate(self, output):
+        return scorers.Rating(self.score(output).score)
+
+
+@pytest.mark.parametrize(
+    ("broken", "cause"),
+    [
+        (_Broken(error=ZeroDivisionError("division by zero")), "broken: ZeroDivisionError"),
+        (_Broken(error=KeyError("intent")), "broken: KeyError"),
+        (_Broken(score=math.nan), "broken: score is nan"),
+        (_Broken(score=math.inf), "broken: score is inf"),
+        (_Broken(score=11.0), "broken: score 11 is outside 0-10"),
+    ],
+)
+def test_a_deciding_scorer_that_breaks_holds_the_output(broken, cause):
+    result = scorers.score_and_gate(broken, scorer_input([]), shadow=False).result
+
+    assert result.decision is Decision.PENDING_REVIEW
+    assert result.fault == cause
+    assert result.scorer == "broken-v1"
+
+
+def test_a_shadow_scorer_that_breaks_is_left_out_and_decides_nothing(monkeypatch):
+    monkeypatch.setattr(scorers, "_SCORERS", (*scorers._SCORERS, _Broken(score=math.nan)))
+    passing = [ValidatorOutcome("a", True)]
+
+    scoring_ = scorers.score_and_gate(scorers.REGISTRY["validators"], scorer_input(passing))
+
+    assert "broken" not in scoring_.shadow
+    assert scoring_.result.fault is None
+    assert scoring_.result.decision is Decision.APPROVED
+
+
+# ------------------------------------------------------------------- properties
+
+weights = st.floats(min_value=WEIGHT_RANGE[0], max_value=WEIGHT_RANGE[1], allow_subnormal=True)
+units = st.floats(min_value=0.0, max_value=1.0, allow_subnormal=True)
+validator_specs = st.lists(st.tuples(st.booleans(), weights, st.booleans()), max_size=40)
+histories = st.integers(min_value=0, max_value=10**12).flatmap(
+    lambda n: st.builds(PairHistory, reviewed=st.just(n), approved_unchanged=st.integers(0, n))
+)
+policies = st.builds(
+    GatePolicy,
+    review_threshold=st.floats(0.0, 4.99),
+    approve_threshold=st.floats(5.0, 10.0),
+    cold_start_reviews=st.integers(0, 100_000),
+    cold_start_margin=st.floats(0.0, 10.0),
+    task_type_reviewed=st.integers(0, 10**12),
+    auto_approve=st.booleans(),
+)
+moments = st.datetimes(
+    min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.just(UTC)
+)
+counts = st.integers(0, 2**63 - 1)
+short_text = st.sampled_from(["", "MemoryManager", "src/a.py", "x" * 500])
+
+
+@st.composite
+def evidence_entries(draw):
+    tool = draw(st.sampled_from(list(Tool)))
+    match_count = draw(counts)
+    entry = {
+        "tool": tool.value,
+        "query": draw(short_text),
+        "target": draw(short_text),
+        "match_count": match_count,
+        "exact_match_count": draw(st.integers(0, match_count)),
+        "recovery": draw(st.booleans()),
+        "error": draw(st.booleans()),
+        "sources": draw(st.lists(short_text, max_size=3)),
+    }
+    if tool is Tool.DISCOVERY:
+        entry["factors"] = [f.value for f in draw(st.sets(st.sampled_from(list(DiscoveryFactor))))]
+    if tool.value in {"find", "grep", "references"}:
+        entry["match"] = draw(st.none() | st.sampled_from([m.value for m in Match]))
+    if allowed := sorted(OUTCOMES.get(tool, ())):
+        entry["outcome"] = draw(st.none() | st.sampled_from(allowed))
+    return entry
+
+
+evidence = st.builds(
+    lambda intent, entries: {"intent": intent, "entries": entries},
+    st.none() | st.sampled_from([i.value for i in Intent]),
+    st.lists(evidence_entries(), max_size=12),
+)
+sources = st.lists(
+    st.fixed_dictionaries(
+        {"source_type": st.sampled_from(["extraction", "user_input", "a", "z" * 50]),
+         "confidence": units}  # fmt: skip
+    ),
+    min_size=1,
+    max_size=20,
+)
+
+
+def _claim(draw, **extra):
+    return {
+        "sources": draw(sources),
+        "tier": draw(st.sampled_from([t.value for t in Tier])),
+        "staleness_at": draw(st.none() | moments.map(lambda m: m.isoformat())),
+        **extra,
+    }
+
+
+@st.composite
+def provenance(draw):
+    related = st.builds(dict).map(lambda _: _claim(draw, strength=draw(units)))
+    return _claim(
+        draw,
+        supporting=draw(st.lists(related, max_size=5)),
+        contradicting=draw(st.lists(related, max_size=5)),
+        instance_trust=draw(units),
+    )
+
+
+@st.composite
+def scorer_inputs(draw):
+    validators = [
+        ValidatorOutcome(f"v{i}", passed, weight, fact_check)
+        for i, (passed, weight, fact_check) in enumerate(draw(validator_specs))
+    ]
+    try:
+        sent_evidence = draw(st.none() | evidence.map(EvidenceIn.model_validate))
+        sent_provenance = draw(st.none() | provenance().map(ProvenanceIn.model_validate))
+    except ValidationError:
+        assume(False)
+    return ScorerInput(
+        validators=tuple(validators),
+        input_clarity=draw(units),
+        coherence=draw(units),
+        requires_fact_check=draw(st.booleans()),
+        pair=draw(histories),
+        policy=draw(policies),
+        now=draw(moments),
+        evidence=sent_evidence,
+        provenance=sent_provenance,
+    )
+
+
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.mark.parametrize("name", scorers.names())
+@FUZZ
+@given(output=scorer_inputs())
+def test_every_scorer_gives_a_number_on_the_scale_for_any_valid_input(name, output):
+    scorer = scorers.REGISTRY[name]
+    assume(scorer.applies(output))
+
+    scored = scorer.score(output)
+
+    assert math.isfinite(scored.score)
+    assert scoring.SCORE_MIN <= scored.score <= scoring.SCORE_MAX
+    assert scorer.rate(output).score == scored.score
+
+
+@pytest.mark.parametrize("name", scorers.names())
+@FUZZ
+@given(output=scorer_inputs())
+def test_the_gate_never_faults_on_valid_input_nor_approves_off_the_scale(name, output):
+    result = scorers.score_and_gate(scorers.REGISTRY[name], output).result
+
+    assert result.fault is None
+    assert math.isfinite(result.score)
+    assert scoring.SCORE_MIN <= result.score <= scoring.SCORE_MAX
+    if result.decision is Decision.APPROVED:
+        assert result.score >= result.approve_threshold
+
+
+finite_bases = st.floats(min_value=0.0, max_value=10.0)
+bonuses = st.sampled_from([0.0, scoring.GOOD_ACCURACY_BONUS, scoring.HIGH_ACCURACY_BONUS]).flatmap(
+    lambda top: st.floats(0.0, top) if top else st.just(0.0)
+)
+penalties = st.sampled_from([0.0, scoring.HALLUCINATION_PENALTY])
+
+
+@given(finite_bases, finite_bases, bonuses, penalties)
+def test_the_final_score_is_on_the_scale_and_rises_with_the_base(low, high, bonus, penalty):
+    low, high = sorted((low, high))
+    lower = scoring.final_score(low, bonus, penalty)
+    higher = scoring.final_score(high, bonus, penalty)
+
+    assert 0.0 <= lower <= higher <= 10.0
+    # docs/gate.md: the bonus never ties two bases at the cap.
+    if high - low > 1e-9:
+        assert higher > lower
+
+
+@FUZZ
+@given(validator_specs, st.lists(units, min_size=2, max_size=2), st.booleans(), histories)
+def test_rescoring_many_gives_the_gates_score_for_any_weights(spec, clarity, fact_check, pair):
+    validators = [ValidatorOutcome(f"v{i}", p, w, fc) for i, (p, w, fc) in enumerate(spec)]
+    one = scoring.score_output(
+        validators=validators,
+        input_clarity=clarity[0],
+        coherence=clarity[1],
+        requires_fact_check=fact_check,
+        pair=pair,
+        policy=PAST_COLD_START,
+    ).score
+    width = max(len(spec), 1)
+    many = scoring.scores_many(
+        reported=np.array([[i < len(spec) for i in range(width)]]),
+        passed=np.array([[p for p, _, _ in spec] or [False]]),
+        weights=np.array([w for _, w, _ in spec] or [1.0]),
+        is_fact_check=np.array([fc for _, _, fc in spec] or [False]),
+        input_clarity=np.array([clarity[0]]),
+        coherence=np.array([clarity[1]]),
+        requires_fact_check=np.array([fact_check]),
+        bonus=np.array([scoring.task_accuracy_bonus(pair)]),
+    )
+    assert many[0] == pytest.approx(one, abs=1e-9)
