@@ -344,3 +344,83 @@ def test_rescoring_many_gives_the_gates_score_for_any_weights(spec, clarity, fac
         bonus=np.array([scoring.task_accuracy_bonus(pair)]),
     )
     assert many[0] == pytest.approx(one, abs=1e-9)
+
+
+# ------------------------------------------------------------- the stored rows
+
+
+@pytest.mark.django_db
+def test_a_scorer_fault_at_ingest_is_held_answered_and_audited(gateway_api, monkeypatch):
+    from gating.models import AuditEvent, Output
+    from gating.scorers import validators
+    from tests.factories import SubmissionFactory, TaskTypeFactory
+
+    TaskTypeFactory(name="summarize", reviewed_count=1000, cold_start_reviews=0)
+
+    def broken(output):
+        raise OverflowError("math range error")
+
+    monkeypatch.setattr(validators, "gate_result", broken)
+    body = SubmissionFactory(task_type="summarize")
+
+    response = gateway_api.post("/api/v1/outputs/", body, format="json")
+
+    assert response.status_code == 201, response.content
+    answer = response.json()
+    assert answer["decision"] == "pending_review"
+    assert answer["score"] == 0.0
+    assert answer["impacts"] == [
+        {"factor": "scoring_fault", "points": 0.0, "detail": "validators: OverflowError"}
+    ]
+    output = Output.objects.get(pk=answer["id"])
+    [event] = AuditEvent.objects.filter(action=AuditEvent.Action.SCORING_FAULT)
+    assert (event.object_id, event.actor) == (str(output.pk), None)
+    assert event.after == {"cause": "validators: OverflowError", "task_type": "summarize"}
+    assert output.review_items.filter(state="open").exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("weight", [1e308, 100.5, -1.0, math.nan])
+def test_the_database_refuses_a_weight_off_the_range(requires_postgres, weight):
+    from django.db import IntegrityError
+
+    from gating.models import Validator
+    from tests.factories import TaskTypeFactory
+
+    task_type = TaskTypeFactory(name="t")
+    with pytest.raises(IntegrityError):
+        Validator.objects.create(task_type=task_type, name="v", weight=weight)
+
+
+@pytest.mark.django_db
+def test_the_migration_mends_rows_stored_with_a_nan_score(requires_postgres, held_outputs):
+    from importlib import import_module
+
+    from django.apps import apps
+    from django.db import connection
+
+    from gating.models import Output, ReviewItem, Validator
+
+    # As an earlier version stored them: the checks (rolled back with the test) not yet there.
+    with connection.cursor() as cursor:
+        cursor.execute("ALTER TABLE gating_output DROP CONSTRAINT output_scores_on_scale")
+        cursor.execute("ALTER TABLE gating_validator DROP CONSTRAINT validator_weight_in_range")
+    [output] = held_outputs(1, task_type="t")
+    validator = Validator.objects.create(task_type=output.task_type, name="v")
+    Validator.objects.filter(pk=validator.pk).update(weight=1e308)
+    Output.objects.filter(pk=output.pk).update(
+        score=math.nan,
+        impacts=[{"factor": "validator:v", "points": None, "detail": "passed"}],
+    )
+    ReviewItem.objects.filter(output=output).update(score=math.nan)
+
+    import_module("gating.migrations.0020_scores_and_weights_on_scale").mend(apps, None)
+
+    output.refresh_from_db()
+    assert (output.score, output.base_score) == (0.0, 0.0)
+    assert output.impacts == [
+        {"factor": "validator:v", "points": 0.0, "detail": "passed (not a number)"}
+    ]
+    assert output.reasons[-1].startswith("Stored before scores were checked")
+    assert ReviewItem.objects.get(output=output).score == 0.0
+    assert Validator.objects.get(pk=validator.pk).weight == 100.0
