@@ -219,8 +219,10 @@ evidence = st.builds(
 )
 sources = st.lists(
     st.fixed_dictionaries(
-        {"source_type": st.sampled_from(["extraction", "user_input", "a", "z" * 50]),
-         "confidence": units}  # fmt: skip
+        {
+            "source_type": st.sampled_from(["extraction", "user_input", "a", "z" * 50]),
+            "confidence": units,
+        }
     ),
     min_size=1,
     max_size=20,
