@@ -2,14 +2,15 @@
 
 ``alerts_evaluate(now)`` checks every rule and, for each (rule, subject): opens an alert
 the first time the condition holds (and notifies leads once), refreshes it while it holds,
-and resolves it by itself when it clears. Leads acknowledge with a note.
+and resolves it by itself when it clears. A lead acknowledges an open alert once, with a
+note. Each acknowledgement and each resolution is in the audit log.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -21,6 +22,8 @@ from django.db.models.functions import Cast, Floor, Least
 from django.utils import timezone
 
 from gating import reviews, webhooks
+from gating.audit import audit_record
+from gating.exceptions import FieldInvalid
 from gating.models import AuditEvent, Output, Review, ReviewItem, TaskType
 from gating.roles import Role
 from learning import selectors
@@ -36,6 +39,9 @@ ACCURACY_MIN_VERDICTS = 30
 PSI_LIMIT = 0.25
 PSI_MIN_OUTPUTS = 30
 SUBJECT_MAX = 200
+# The longest acknowledgement note: the API's serializer, the alerts page's form and
+# alert_acknowledge all read this one.
+NOTE_MAX = 2000
 RELIEF_AFTER = timedelta(days=7)
 # A threshold found not attainable this many runs in a row raises its alert: one run can
 # be a bad window; two (a day apart at most) are a pattern.
@@ -326,7 +332,7 @@ def alerts_evaluate(now: datetime) -> tuple[dict, list]:
             alert.last_seen, alert.value, alert.message = now, f.value, f.message
             alert.save(update_fields=["last_seen", "value", "message"])
         elif alert is not None:
-            _resolve(alert, now)
+            _resolve(alert, now, f.value)
             counts["resolved"] += 1
             changes.append({"resolved": f.rule, "subject": f.subject, "value": f.value})
         if f.firing:
@@ -357,28 +363,80 @@ def _backlog_relief(now: datetime) -> dict[str, int]:
     return {name: n for name, n in released.items() if n}
 
 
-def _resolve(alert: Alert, now: datetime) -> None:
+def _resolve(alert: Alert, now: datetime, value: float | None) -> None:
+    before = {"state": alert.state}
     alert.state = Alert.State.RESOLVED
     alert.resolved_at = now
     alert.save(update_fields=["state", "resolved_at"])
+    audit_record(
+        actor=None,
+        action=AuditEvent.Action.ALERT_RESOLVE,
+        obj=alert,
+        before=before,
+        after={"state": alert.state, "value": value},
+        at=now,
+    )
 
 
-class AlertResolved(Exception):
+class AlertConflict(Exception):
+    """An acknowledgement the alert's state no longer takes; the API and the alerts page
+    answer 409 with the message."""
+
+
+class AlertResolved(AlertConflict):
+    pass
+
+
+class AlertAlreadyAcknowledged(AlertConflict):
     pass
 
 
 def alert_acknowledge(*, alert: Alert, lead, note: str, now: datetime | None = None) -> Alert:
-    """A lead takes the alert on, saying what is being done. It stays acknowledged (and is
-    not notified again) until its condition clears."""
+    """A lead takes an open alert on, saying what is being done. It stays acknowledged (and
+    is not notified again) until its condition clears; a second acknowledgement raises
+    AlertAlreadyAcknowledged, one of an alert that cleared AlertResolved, and a note that
+    is blank, longer than NOTE_MAX or holds a NUL FieldInvalid naming ``note``."""
+    _note_check(note)
     now = now or timezone.now()
-    # Conditional, so that an alert the alerts cycle resolves meanwhile stays resolved.
-    taken = Alert.objects.filter(
-        pk=alert.pk, state__in=[Alert.State.OPEN, Alert.State.ACKNOWLEDGED]
-    ).update(state=Alert.State.ACKNOWLEDGED, acknowledged_by=lead, acknowledged_at=now, note=note)
-    if not taken:
-        raise AlertResolved(f"Alert {alert.pk} is already resolved: its condition cleared.")
-    alert.refresh_from_db()
+    with transaction.atomic():
+        # Conditional, so that of two leads acknowledging at once, or a lead and the alerts
+        # cycle resolving it, one wins and the other is told what happened.
+        taken = Alert.objects.filter(pk=alert.pk, state=Alert.State.OPEN).update(
+            state=Alert.State.ACKNOWLEDGED, acknowledged_by=lead, acknowledged_at=now, note=note
+        )
+        alert.refresh_from_db()
+        what = f"This alert ({alert.get_rule_display()}: {alert.subject})"
+        if not taken and alert.state == Alert.State.RESOLVED:
+            raise AlertResolved(
+                f"{what} is already resolved: its condition cleared, so there is nothing to "
+                "acknowledge."
+            )
+        if not taken:
+            by = f" by {alert.acknowledged_by.username}" if alert.acknowledged_by else ""
+            at = alert.acknowledged_at
+            when = f" at {at.astimezone(UTC):%Y-%m-%d %H:%M} UTC" if at else ""
+            raise AlertAlreadyAcknowledged(
+                f"{what} is already acknowledged{by}{when}: its note stands until the "
+                "condition clears."
+            )
+        audit_record(
+            actor=lead,
+            action=AuditEvent.Action.ALERT_ACKNOWLEDGE,
+            obj=alert,
+            before={"state": Alert.State.OPEN},
+            after={"state": alert.state, "note": note},
+            at=now,
+        )
     return alert
+
+
+def _note_check(note: str) -> None:
+    if not note.strip():
+        raise FieldInvalid("note", "Say what is being done: the note is kept with the alert.")
+    if len(note) > NOTE_MAX:
+        raise FieldInvalid("note", f"At most {NOTE_MAX} characters.")
+    if "\x00" in note:
+        raise FieldInvalid("note", "The note cannot hold a NUL character.")
 
 
 def _notify(alert: Alert) -> None:

@@ -1,6 +1,7 @@
 """The alerts page: open, acknowledged and resolved alerts, each with a link to the dashboard
 page that shows what raised it, and the lead's acknowledgement with a note."""
 
+from django import forms
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -9,7 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 from dashboard.filters import FilterInvalid, parameter_text
 from gating.models import TaskType
 from gating.views import page_for
-from learning.alerts import AlertResolved, alert_acknowledge, alert_page_path
+from learning.alerts import NOTE_MAX, AlertConflict, alert_acknowledge, alert_page_path
 from learning.models import Alert
 
 ALERTS_PER_PAGE = 100
@@ -31,28 +32,31 @@ def alerts(request):
     return _page(request, state)
 
 
+class AcknowledgeForm(forms.Form):
+    # Django's CharField refuses NUL characters, as the API's serializer does.
+    note = forms.CharField(
+        max_length=NOTE_MAX,
+        error_messages={
+            "required": "Say what is being done: the note is kept with the alert.",
+            "max_length": f"At most {NOTE_MAX} characters.",
+        },
+    )
+
+
 @require_POST
 @page_for("learning.acknowledge_alert")
 def alert_acknowledge_page(request, pk: int):
     alert = get_object_or_404(Alert, pk=pk)
-    note = request.POST.get("note", "").strip()
-    if not note:
+    form = AcknowledgeForm(request.POST)
+    if not form.is_valid():
         return _page(
-            request,
-            alert.state,
-            status=400,
-            note_errors={alert.pk: "Say what is being done: the note is kept with the alert."},
+            request, alert.state, status=400, note_errors={alert.pk: form.errors["note"][0]}
         )
     try:
-        alert_acknowledge(alert=alert, lead=request.user, note=note)
-    except AlertResolved:
-        return _page(
-            request,
-            Alert.State.RESOLVED,
-            status=409,
-            error=f"This alert ({alert.get_rule_display()}: {alert.subject}) is already "
-            "resolved: its condition cleared, so there is nothing to acknowledge.",
-        )
+        alert_acknowledge(alert=alert, lead=request.user, note=form.cleaned_data["note"])
+    except AlertConflict as exc:
+        # The service refreshed the alert: show the tab it is on now, with why.
+        return _page(request, alert.state, status=409, error=str(exc))
     messages.success(request, f"Acknowledged: {alert.get_rule_display()}, {alert.subject}.")
     return redirect(reverse("dashboard-alerts") + "?state=acknowledged")
 
@@ -80,6 +84,7 @@ def _page(
         "error_field": error_field,
         "note_errors": note_errors or {},
         "per_page": ALERTS_PER_PAGE,
+        "note_max": NOTE_MAX,
     }
     return render(request, "dashboard/alerts.html", context, status=status)
 

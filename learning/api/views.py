@@ -82,15 +82,22 @@ class AlertList(generics.ListAPIView):
 class AcknowledgeSerializer(StrictSerializer):
     """A lead takes the alert on, saying what is being done."""
 
-    note = serializers.CharField(max_length=2000, help_text="What is being done about it.")
+    note = serializers.CharField(
+        max_length=alerts.NOTE_MAX, help_text="What is being done about it."
+    )
 
 
 @extend_schema(
     summary="Acknowledge an alert",
+    description="An open alert, once: it stays acknowledged until its condition clears.",
     request=AcknowledgeSerializer,
     responses={
         200: AlertSerializer,
-        409: OpenApiResponse(Detail, description="The alert has resolved already."),
+        409: OpenApiResponse(
+            Detail,
+            description="The alert is acknowledged already (the first note stands), or has "
+            "resolved.",
+        ),
     },
 )
 @api_view(["POST"])
@@ -103,6 +110,6 @@ def alert_acknowledge(request, pk: int):
         alert = alerts.alert_acknowledge(
             alert=alert, lead=request.user, note=body.validated_data["note"]
         )
-    except alerts.AlertResolved as exc:
+    except alerts.AlertConflict as exc:
         return Response({"detail": str(exc)}, status=409)
     return Response(AlertSerializer(alert).data)
