@@ -111,7 +111,7 @@ bench: $(STAMP)
 # learning/cycles.py only _start and cycles_resume (the rest of it is older and not covered
 # here). Each pattern also matches its functions' names, by which mutmut picks the tests of
 # its clean run. `mutmut results` leaves out the other mutants of cycles.py: not checked.
-MUTANTS := 'gating.scoring.*' 'gating.outbox.*' 'gating.users.*' 'gating.api.strict.*' \
+MUTANTS := 'gating.scoring.*' 'gating.scorers.*' 'gating.outbox.*' 'gating.users.*' 'gating.api.strict.*' \
 	'learning.cycles.x__start*' 'learning.cycles.x_cycles_resume*' \
 	'learning.statistics.certify.*' 'learning.statistics.weights.*' \
 	'learning.statistics.agreement.*' 'learning.statistics.importance.*' \

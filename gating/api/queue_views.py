@@ -2,6 +2,7 @@
 
 The review pages call these same endpoints (with the session and a CSRF token)."""
 
+from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -130,11 +131,15 @@ def queue_summary(request):
 @renderer_classes(RENDERERS)
 def queue_claim(request):
     filters = _filters_from(request, _valid_body(QueueFilters, request))
-    item = reviews.item_claim(reviewer=request.user, items=_filtered_items(filters))
-    if item is None:
-        return Response(status=status.HTTP_204_NO_CONTENT)
-    prior_reviews = selectors.item_prior_reviews(item)
-    return Response(ClaimedItem.of(item, now=timezone.now(), prior_reviews=prior_reviews))
+    # The answer is built in the claim's transaction: one that cannot be built undoes the
+    # claim, rather than leave the item under a lease its reviewer never saw.
+    with transaction.atomic():
+        item = reviews.item_claim(reviewer=request.user, items=_filtered_items(filters))
+        if item is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        prior_reviews = selectors.item_prior_reviews(item)
+        answer = ClaimedItem.of(item, now=timezone.now(), prior_reviews=prior_reviews)
+    return Response(answer)
 
 
 @extend_schema(

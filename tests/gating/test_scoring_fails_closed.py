@@ -426,3 +426,25 @@ def test_the_migration_mends_rows_stored_with_a_nan_score(requires_postgres, hel
     assert output.reasons[-1].startswith("Stored before scores were checked")
     assert ReviewItem.objects.get(output=output).score == 0.0
     assert Validator.objects.get(pk=validator.pk).weight == 100.0
+
+
+@pytest.mark.django_db
+def test_a_claim_whose_answer_cannot_be_built_is_undone(
+    held_outputs, user_in, client_for, monkeypatch
+):
+    from gating.api import queue_views
+    from gating.models import ReviewItem
+    from gating.roles import Role
+
+    held_outputs(1, task_type="t")
+    reviewer_api = client_for(user_in(Role.REVIEWER))
+
+    def unbuildable(*args, **kwargs):
+        raise ValueError("a stored row the answer's model refuses")
+
+    monkeypatch.setattr(queue_views.ClaimedItem, "of", unbuildable)
+    with pytest.raises(ValueError, match="refuses"):
+        reviewer_api.post("/api/v1/queue/claim/")
+
+    [item] = ReviewItem.objects.all()
+    assert (item.state, item.claimed_by_id, item.lease_expires_at) == ("open", None, None)
