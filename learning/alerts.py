@@ -46,6 +46,10 @@ RELIEF_AFTER = timedelta(days=7)
 # A threshold found not attainable this many runs in a row raises its alert: one run can
 # be a bad window; two (a day apart at most) are a pattern.
 NOT_ATTAINABLE_RUNS = 2
+# A scoring fault alert fires while a fault came in this many hours, and its task type is
+# measured for FAULT_MEMORY longer, so that a quiet day resolves it.
+FAULT_HOURS = 24.0
+FAULT_MEMORY = timedelta(days=7)
 
 
 @dataclass(frozen=True)
@@ -267,7 +271,44 @@ def threshold_evidence(now: datetime) -> list[Finding]:
     return findings
 
 
-RULES = (backlog, threshold_drift, validator_accuracy, score_shift, threshold_evidence)
+def scoring_faults(now: datetime) -> list[Finding]:
+    """Outputs held because their scorer failed (gating.scoring.fault_result), per task
+    type: firing while any came in the last 24 h. The task types with a fault in the 7 days
+    before are measured too, so that their alert resolves once a day passes without one."""
+    day_ago = now - timedelta(hours=FAULT_HOURS)
+    faults = AuditEvent.objects.filter(
+        action=AuditEvent.Action.SCORING_FAULT, at__gt=day_ago - FAULT_MEMORY, at__lte=now
+    )
+    recent: dict[str, int] = defaultdict(int)
+    causes: dict[str, str] = {}
+    for after, at in faults.order_by("at").values_list("after", "at"):
+        task_type = after["task_type"]
+        recent[task_type] += at > day_ago
+        causes[task_type] = after["cause"]
+    return [
+        Finding(
+            rule=Rule.SCORING_FAULT,
+            subject=task_type,
+            firing=n > 0,
+            value=n,
+            limit=0,
+            message=f"{n} outputs of {task_type} in the last {FAULT_HOURS:g} h could not be "
+            f"scored and were held for review; the latest cause: {causes[task_type]}. The "
+            "reviewers decide them; the scorer needs fixing.",
+            link=alert_page_path(Rule.SCORING_FAULT, task_type),
+        )
+        for task_type, n in sorted(recent.items())
+    ]
+
+
+RULES = (
+    backlog,
+    threshold_drift,
+    validator_accuracy,
+    score_shift,
+    threshold_evidence,
+    scoring_faults,
+)
 
 
 # The dashboard page that shows what raised each rule's alert, and the range (a preset of
@@ -286,6 +327,8 @@ ALERT_PAGES: dict[str, tuple[str, str | None]] = {
     # The thresholds' history with their states.
     Rule.INSUFFICIENT_EVIDENCE: ("/dashboard/drift/", "30d"),
     Rule.NOT_ATTAINABLE: ("/dashboard/drift/", "30d"),
+    # The held outputs themselves, whose reasons name the fault.
+    Rule.SCORING_FAULT: ("/dashboard/outputs/", "7d"),
 }
 
 

@@ -203,6 +203,7 @@ class Alert(models.Model):
         SCORE_SHIFT = "score_shift", "Score distribution shift"
         INSUFFICIENT_EVIDENCE = "insufficient_evidence", "Insufficient evidence"
         NOT_ATTAINABLE = "not_attainable", "Error budget not attainable"
+        SCORING_FAULT = "scoring_fault", "Scoring fault"
 
     class State(models.TextChoices):
         OPEN = "open", "Open"
