@@ -67,6 +67,8 @@ class TaskTypeAdminForm(forms.ModelForm):
             stored = TaskType.objects.select_for_update(no_key=True).get(pk=self.instance.pk)
             changes = {name: cleaned[name] for name in self.changed_data if name in cleaned}
             changes.pop("reason", None)
+            # Who sees the task type is not a setting of the gate (services.task_type_share).
+            changes.pop("shared", None)
             # The form cannot tell whether the inline's weights changed: every post asks why.
             reason = cleaned.get("reason", "")
             if problem := services.reason_problem(reason, services.EditSource.ADMIN):
@@ -89,6 +91,7 @@ class TaskTypeAdmin(admin.ModelAdmin):
         "approve_threshold",
         "threshold_policy",
         "scorer",
+        "shared",
         "recommended_tier",
         "reviewed_count",
         "in_cold_start",
@@ -122,6 +125,10 @@ class TaskTypeAdmin(admin.ModelAdmin):
             super().save_model(request, obj, form, change)
 
     def save_related(self, request, form, formsets, change):
+        if change and "shared" in form.changed_data:
+            services.task_type_share(
+                task_type=form.instance, shared=form.cleaned_data["shared"], actor=request.user
+            )
         if change:
             services.gate_settings_change(
                 task_type=form.instance,

@@ -5,17 +5,33 @@ from datetime import datetime
 from django.contrib.auth.models import AbstractUser
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from gating.models import Output, Review, ReviewItem
+from gating.models import Output, Review, ReviewItem, TaskType, TaskTypeUse
 
 Kind = ReviewItem.Kind
+
+
+def sees_every_gateway(user: AbstractUser) -> bool:
+    """Staff roles (reviewer, lead, admin) see what every gateway sent; a gateway sees its own."""
+    return user.has_perm("gating.view_all_outputs")
 
 
 def outputs_visible_to(user: AbstractUser) -> QuerySet[Output]:
     """Staff roles see every output; a gateway user sees only the outputs it submitted."""
     outputs = Output.objects.select_related("task_type")
-    if user.has_perm("gating.view_all_outputs"):
+    if sees_every_gateway(user):
         return outputs
     return outputs.filter(source=user)
+
+
+def task_types_visible_to(user: AbstractUser) -> QuerySet[TaskType]:
+    """Staff roles see every task type. A gateway sees those it has sent outputs of and
+    those an admin shared: another gateway's task type, and even its name, is none of its
+    business. Every door that lists or names task types for a user reads this."""
+    task_types = TaskType.objects.all()
+    if sees_every_gateway(user):
+        return task_types
+    used = TaskTypeUse.objects.filter(gateway=user, task_type=OuterRef("pk"))
+    return task_types.filter(Q(shared=True) | Q(Exists(used)))
 
 
 def queue_open_items() -> QuerySet[ReviewItem]:

@@ -34,6 +34,7 @@ from gating.models import (
     TaskModelStats,
     TaskType,
     TaskTypeCreation,
+    TaskTypeUse,
     Validator,
 )
 from gating.models.outputs import WEIGHT_RANGE
@@ -98,6 +99,8 @@ class _TaskContext:
 # in the cache that the database never kept.
 _configs: TTLCache = TTLCache(maxsize=1_000, ttl=settings.GATE_CACHE_SECONDS)
 _pairs: TTLCache = TTLCache(maxsize=50_000, ttl=settings.GATE_CACHE_SECONDS)
+# (gateway id, task type id) pairs known to have their TaskTypeUse.
+_uses: TTLCache = TTLCache(maxsize=50_000, ttl=settings.GATE_CACHE_SECONDS)
 _cache_lock = threading.Lock()
 
 
@@ -105,6 +108,7 @@ def gate_caches_clear() -> None:
     with _cache_lock:
         _configs.clear()
         _pairs.clear()
+        _uses.clear()
 
 
 def _cache_after_commit(cache: TTLCache, entries: dict) -> None:
@@ -190,6 +194,7 @@ def _task_contexts(
     configs.update(loaded)
     if loaded:
         _cache_after_commit(_configs, loaded)
+    _task_type_uses_record(source, {c.task_type.pk for c in configs.values()})
 
     keys = {(configs[name].task_type.pk, m) for name in needed for m in models[name]}
     with _cache_lock:
@@ -215,6 +220,29 @@ def _task_contexts(
         )
         for name, c in configs.items()
     }
+
+
+def _task_type_uses_record(source: AbstractUser, task_type_ids: set[int]) -> None:
+    """Record that the gateway sends outputs of these task types, which lets it see them
+    (selectors.task_types_visible_to): one INSERT of the pairs this process has not
+    recorded within GATE_CACHE_SECONDS, no query for the others.
+
+    In the batch's transaction, so a refused batch records nothing. A single output is
+    stored without one on PostgreSQL (output_ingest), so its pair may stay when its insert
+    fails: the gateway did name the task type, as when it creates one.
+    """
+    keys = {(source.pk, pk) for pk in task_type_ids}
+    with _cache_lock:
+        new = sorted(k for k in keys if k not in _uses)
+    if not new:
+        return
+    # Sorted, and ON CONFLICT DO NOTHING: two requests recording the same pairs wait for
+    # each other in one order, and neither fails.
+    TaskTypeUse.objects.bulk_create(
+        [TaskTypeUse(gateway_id=gateway, task_type_id=pk) for gateway, pk in new],
+        ignore_conflicts=True,
+    )
+    _cache_after_commit(_uses, dict.fromkeys(new, True))
 
 
 def _gate(submission: OutputSubmission, context: _TaskContext, now: datetime) -> scorers.Scoring:

@@ -1,5 +1,6 @@
-"""The OpenAPI schema's additions: the bearer scheme, and the error statuses every
-operation can answer, added by rule from what the operation is.
+"""The OpenAPI schema's additions: the bearer scheme, the error statuses every
+operation can answer, added by rule from what the operation is, and that bodies and
+answers hold their declared fields only.
 
 Each view documents its own answers (2xx, and a 409 where a domain conflict can happen);
 ``error_responses`` adds the statuses that follow from the framework and the middleware,
@@ -60,6 +61,7 @@ def error_responses(result, generator, request, public):
                 },
             )
         _refuse_unknown_fields(operation, schemas)
+        _answers_exact(operation, schemas)
     return result
 
 
@@ -99,6 +101,33 @@ def _refuse_unknown_fields(operation: dict, schemas: dict) -> None:
         component = schemas.get(ref.rsplit("/", 1)[-1])
         if component is not None and component.get("type") == "object":
             component.setdefault("additionalProperties", False)
+
+
+def _answers_exact(operation: dict, schemas: dict) -> None:
+    """An answer carries its fields and no others: pydantic's models say so already
+    (extra="forbid"), and a DRF serializer writes exactly its fields. Saying so for the
+    serializers too lets an answer that differs by role be one of two shapes, exactly one
+    of which it fits (the task types: a gateway's fields are a subset of staff's)."""
+    for code, response in operation.get("responses", {}).items():
+        if not code.startswith("2"):
+            continue
+        for media in response.get("content", {}).values():
+            _exact(media.get("schema", {}), schemas, seen=set())
+
+
+def _exact(schema: dict, schemas: dict, seen: set[str]) -> None:
+    name = schema.get("$ref", "").rsplit("/", 1)[-1]
+    if name:
+        if name in seen or name not in schemas:
+            return
+        seen.add(name)
+        schema = schemas[name]
+    for member in [*schema.get("oneOf", []), *schema.get("anyOf", [])]:
+        _exact(member, schemas, seen)
+    if schema.get("type") == "array":
+        _exact(schema.get("items", {}), schemas, seen)
+    elif schema.get("type") == "object" and "properties" in schema:
+        schema.setdefault("additionalProperties", False)
 
 
 def _component(schemas: dict, model: type[BaseModel]) -> dict:

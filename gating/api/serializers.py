@@ -51,10 +51,23 @@ def _setting(name: str, kind: type[serializers.Field] = serializers.FloatField):
     return kind(min_value=low, max_value=high, required=False)
 
 
+class GatewayTaskTypeSerializer(serializers.ModelSerializer):
+    """A task type as a gateway sees it: what its outputs are scored by and gated at. Its
+    learning state (reviews counted, cold start, sampling, error budgets, recommended
+    tier) is the staff's, and would tell one gateway how much another sends; each output's
+    answer carries the thresholds that gated it, cold start included."""
+
+    class Meta:
+        model = TaskType
+        fields = ["name", "scorer", "review_threshold", "approve_threshold", "auto_approve"]
+        read_only_fields = fields
+
+
 class TaskTypeSerializer(StrictModelSerializer):
-    """A task type's thresholds, cold start and sampling. A PATCH changes the writable
-    fields it names, with an optional reason kept in the audit log; {} or values equal to
-    the current ones change and record nothing."""
+    """A task type's thresholds, cold start and sampling, as staff roles see it. A PATCH
+    changes the writable fields it names, with an optional reason kept in the audit log;
+    {} or values equal to the current ones change and record nothing. ``shared`` shows it
+    to every gateway; otherwise a gateway sees only the task types it sent outputs of."""
 
     class Meta:
         model = TaskType
@@ -78,6 +91,7 @@ class TaskTypeSerializer(StrictModelSerializer):
             "approve_threshold_pinned",
             "auto_approve",
             "backlog_relief",
+            "shared",
             "recommended_tier",
             "reviewed_count",
             "in_cold_start",

@@ -1,6 +1,12 @@
+from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.utils.http import parse_header_parameters
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+    extend_schema_view,
+)
 from pydantic import ValidationError as PydanticValidationError
 from rest_framework import generics, status
 from rest_framework.decorators import api_view, permission_classes, renderer_classes
@@ -21,7 +27,7 @@ from gating.api.responses import (
     OutputResult,
     Ping,
 )
-from gating.api.serializers import TaskTypeSerializer
+from gating.api.serializers import GatewayTaskTypeSerializer, TaskTypeSerializer
 from gating.models import Output, TaskType
 from gating.submissions import (
     BatchSubmission,
@@ -129,16 +135,38 @@ def output_detail(request, pk: int):
     return Response(OutputResult.of(output))
 
 
-class TaskTypeList(generics.ListAPIView):
-    queryset = TaskType.objects.all()
-    serializer_class = TaskTypeSerializer
+def _task_type_answer(many: bool) -> PolymorphicProxySerializer:
+    return PolymorphicProxySerializer(
+        component_name="TaskTypeAnswer",
+        serializers=[TaskTypeSerializer, GatewayTaskTypeSerializer],
+        resource_type_field_name=None,
+        many=many,
+    )
+
+
+class _TaskTypeDoor:
+    """The task types the user may see (selectors.task_types_visible_to), in the shape its
+    role sees them: a gateway, GatewayTaskTypeSerializer's fields; staff roles, all."""
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return TaskType.objects.none()
+        return selectors.task_types_visible_to(self.request.user)
+
+    def get_serializer_class(self):
+        if self.request.method == "GET" and not selectors.sees_every_gateway(self.request.user):
+            return GatewayTaskTypeSerializer
+        return TaskTypeSerializer
+
+
+@extend_schema_view(get=extend_schema(responses={200: _task_type_answer(many=True)}))
+class TaskTypeList(_TaskTypeDoor, generics.ListAPIView):
     permission_classes = [IsAuthenticated, require_perm("gating.view_tasktype")]
     pagination_class = None
 
 
-class TaskTypeDetail(generics.RetrieveUpdateAPIView):
-    queryset = TaskType.objects.all()
-    serializer_class = TaskTypeSerializer
+@extend_schema_view(get=extend_schema(responses={200: _task_type_answer(many=False)}))
+class TaskTypeDetail(_TaskTypeDoor, generics.RetrieveUpdateAPIView):
     lookup_field = "name"
     http_method_names = ["get", "patch", "head", "options"]
     permission_classes = [
@@ -150,14 +178,20 @@ class TaskTypeDetail(generics.RetrieveUpdateAPIView):
     def perform_update(self, serializer):
         changes = dict(serializer.validated_data)
         reason = changes.pop("reason", "")
-        # The service answers with the row as stored, which the response shows.
-        serializer.instance = services.gate_settings_change(
-            task_type=serializer.instance,
-            changes=changes,
-            actor=self.request.user,
-            reason=reason,
-            source=services.EditSource.API,
-        )
+        shared = changes.pop("shared", None)
+        with transaction.atomic():
+            if shared is not None:
+                services.task_type_share(
+                    task_type=serializer.instance, shared=shared, actor=self.request.user
+                )
+            # The service answers with the row as stored, which the response shows.
+            serializer.instance = services.gate_settings_change(
+                task_type=serializer.instance,
+                changes=changes,
+                actor=self.request.user,
+                reason=reason,
+                source=services.EditSource.API,
+            )
 
 
 @extend_schema(

@@ -9,6 +9,7 @@ from gating.models.outputs import (
     Output,
     TaskModelStats,
     TaskType,
+    TaskTypeUse,
     Validator,
 )
 from gating.models.queue import Review, ReviewItem
@@ -26,6 +27,7 @@ __all__ = [
     "TaskModelStats",
     "TaskType",
     "TaskTypeCreation",
+    "TaskTypeUse",
     "Validator",
     "Webhook",
     "WebhookAttempt",

@@ -86,6 +86,11 @@ class TaskType(models.Model):
         help_text="After a backlog alert has been open 7 days, release queued items within "
         "1.0 below the review threshold as warnings (audit-sampled).",
     )
+    shared = models.BooleanField(
+        default=False,
+        help_text="Every gateway sees it through the API. Otherwise a gateway sees only the "
+        "task types it has sent outputs of.",
+    )
     recommended_tier = models.CharField(max_length=50, blank=True, editable=False)
     # Maintained by the review service so that the gate never counts history.
     reviewed_count = models.PositiveIntegerField(default=0, editable=False)
@@ -121,6 +126,25 @@ class TaskType(models.Model):
 # points), so a ratio of 100:1 is more than any task type needs, and the ceiling keeps their
 # sum far from overflowing to a NaN score. 0 leaves the validator out of the score.
 WEIGHT_RANGE = (0.0, 100.0)
+
+
+class TaskTypeUse(models.Model):
+    """A gateway has sent outputs of this task type, which lets it see the task type
+    (gating.selectors.task_types_visible_to). Recorded by the ingest, once per pair: asking
+    the outputs which task types a gateway used would read millions of rows."""
+
+    gateway = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="task_type_uses"
+    )
+    task_type = models.ForeignKey(TaskType, on_delete=models.CASCADE, related_name="uses")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["gateway", "task_type"], name="task_type_use_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task_type} used by {self.gateway}"
 
 
 class Validator(models.Model):

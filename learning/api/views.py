@@ -5,6 +5,7 @@ from rest_framework.decorators import api_view, permission_classes, renderer_cla
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from gating import selectors as gating_selectors
 from gating.api.permissions import require_perm
 from gating.api.responses import RENDERERS, Detail
 from gating.api.strict import StrictSerializer
@@ -15,7 +16,8 @@ from learning.models import Alert
 
 @extend_schema(
     summary="Routing advice for the gateway",
-    description="Per task type, from the latest daily tiers cycle: the recommended default "
+    description="Per task type you may see (a gateway: those it sends outputs of, and the "
+    "shared ones), from the latest daily tiers cycle: the recommended default "
     "tier (ADR-0003's rule) and the models ranked by adjusted score (accuracy x "
     "min(1, reviews/20)). Empty until the first tiers cycle has run.",
     responses={200: RoutingAdvice},
@@ -24,12 +26,16 @@ from learning.models import Alert
 @permission_classes([IsAuthenticated, require_perm("gating.view_tasktype")])
 @renderer_classes(RENDERERS)
 def routing(request):
-    return Response(RoutingAdvice(selectors.routing_advice()))
+    visible = _visible_task_type_names(request.user)
+    return Response(
+        RoutingAdvice([row for row in selectors.routing_advice() if row["task_type"] in visible])
+    )
 
 
 @extend_schema(
     summary="Threshold states",
-    description="Per task type, the review and approve thresholds in force, the latest "
+    description="Per task type you may see (a gateway: those it sends outputs of, and the "
+    "shared ones), the review and approve thresholds in force, the latest "
     "thresholds run's state (certified, underpowered, not attainable), what the error "
     "budget amounts to now, the reason, and for the approve threshold the best certifiable "
     "error (docs/learning.md).",
@@ -39,7 +45,16 @@ def routing(request):
 @permission_classes([IsAuthenticated, require_perm("gating.view_tasktype")])
 @renderer_classes(RENDERERS)
 def threshold_states(request):
-    return Response(ThresholdStates([vars(state) for state in selectors.threshold_states()]))
+    visible = _visible_task_type_names(request.user)
+    return Response(
+        ThresholdStates(
+            [vars(state) for state in selectors.threshold_states() if state.task_type in visible]
+        )
+    )
+
+
+def _visible_task_type_names(user) -> set[str]:
+    return set(gating_selectors.task_types_visible_to(user).values_list("name", flat=True))
 
 
 class AlertSerializer(serializers.ModelSerializer):

@@ -271,7 +271,8 @@ def routing(call, people):
     )
     TierAssessment.objects.create(
         cycle=cycle,
-        task_type=TaskTypeFactory(name="t"),
+        # Shared: a gateway sees only the task types it sends outputs of, and shared ones.
+        task_type=TaskTypeFactory(name="t", shared=True),
         model="m",
         tier="fast",
         reviews=3,
@@ -287,7 +288,7 @@ def routing(call, people):
 def threshold_states(call, people):
     api = call("get", "/api/v1/thresholds/states/", people[Role.GATEWAY])
     assert api(200).json() == []
-    TaskTypeFactory(name="t")
+    TaskTypeFactory(name="t", shared=True)
     assert {a["which"] for a in api(200).json()} == {"review", "approve"}
     call("get", "/api/v1/thresholds/states/")(401)
 

@@ -16,8 +16,8 @@ def task_type(db):
     return TaskTypeFactory(name="summarize", reviewed_count=3)
 
 
-def test_list_shows_thresholds_and_cold_start(gateway_api, task_type):
-    rows = gateway_api.get("/api/v1/task-types/").json()
+def test_list_shows_thresholds_and_cold_start(admin_api, task_type):
+    rows = admin_api.get("/api/v1/task-types/").json()
     assert rows == [
         {
             **rows[0],

@@ -192,6 +192,8 @@ def test_routing_api_gives_the_latest_tiers_cycle(gateway_api):
     assert gateway_api.get("/api/v1/routing/").json() == []
     end = simulate_history(days=2)
     cycles.cycle_run("tiers", end)
+    # The simulated outputs come from another gateway: this one sees shared task types.
+    TaskType.objects.filter(name="summarize").update(shared=True)
 
     (summarize,) = gateway_api.get("/api/v1/routing/").json()
     rows = TierAssessment.objects.filter(task_type__name="summarize").order_by("rank")
