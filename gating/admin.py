@@ -1,4 +1,5 @@
 import json
+import re
 
 from django import forms
 from django.contrib import admin, messages
@@ -29,9 +30,28 @@ from gating.models import (
     WebhookDelivery,
 )
 from gating.roles import Role, user_role
+from gating.submissions import NAME_PATTERN, NAME_REFUSED
+
+
+def _names_as_gateways_send_them(form: forms.ModelForm) -> None:
+    """A task type's or validator's name typed here must be one a gateway can send
+    (submissions.NAME_PATTERN): refused as typed, not trimmed, like the ingest's."""
+    if field := form.fields.get("name"):
+        field.strip = False
+        field.validators.append(_name_as_gateways_send_it)
+
+
+def _name_as_gateways_send_it(value: str) -> None:
+    # fullmatch: re's $ also matches before a final newline.
+    if not re.fullmatch(NAME_PATTERN, value):
+        raise ValidationError(f"The name {NAME_REFUSED}.", code="name")
 
 
 class ValidatorInlineForm(forms.ModelForm):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _names_as_gateways_send_them(self)
+
     def clean_weight(self):
         weight = self.cleaned_data["weight"]
         if problem := services.weight_problem(weight):
@@ -53,6 +73,10 @@ class TaskTypeAdminForm(forms.ModelForm):
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text="Why the change is made: kept in the audit log with it.",
     )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _names_as_gateways_send_them(self)
 
     def clean(self):
         cleaned = super().clean()

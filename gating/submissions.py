@@ -30,7 +30,38 @@ from pydantic import (
 )
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:\-]*$"
+NAME_REFUSED = "must be letters, digits and _ . : - only, beginning with a letter or digit"
 MAX_TEXT_CHARS = 200_000
+
+# Identifiers (external_id, model, tier; the names above too, by their stricter pattern) are
+# what the gate is asked about again: a replay, a filter, a dashboard. They are stored as
+# sent or refused, never trimmed: a 400 naming the field tells the gateway what is wrong,
+# where a trimmed name would answer with a value it did not send, and a name with white
+# space at an edge could never be found by a filter that strips it. Control characters
+# (C0, DEL and C1, NUL included) are refused anywhere; white space (Unicode's White_Space,
+# which is what Python's strip() removes, less the control characters) at either end.
+# Written with \x and \u escapes only, which Rust's regex (pydantic), Python's re and
+# ECMA-262 (the schema's readers) all read the same.
+_CONTROL = r"\x00-\x1f\x7f-\x9f"
+_WHITE_SPACE = r"\x20\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_EDGE = f"[^{_CONTROL}{_WHITE_SPACE}]"
+# Empty, or an edge character alone, or edge characters around any others but control ones.
+IDENTIFIER_PATTERN = f"^(?:{_EDGE}(?:[^{_CONTROL}]*{_EDGE})?)?$"
+_IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
+_CONTROL_CHARACTER = re.compile(f"[{_CONTROL}]")
+CONTROL_REFUSED = "must not contain control characters (U+0000 to U+001F, U+007F to U+009F)"
+EDGE_SPACE_REFUSED = "must not begin or end with white space"
+
+
+def identifier_problem(value: str) -> str | None:
+    """Why ``value`` cannot be an identifier, or None: the one rule of the ingest and the
+    query filters."""
+    if _IDENTIFIER.fullmatch(value):
+        return None
+    return CONTROL_REFUSED if _CONTROL_CHARACTER.search(value) else EDGE_SPACE_REFUSED
+
+
+Identifier = Annotated[str, StringConstraints(pattern=IDENTIFIER_PATTERN)]
 
 TaskTypeName = Annotated[str, StringConstraints(min_length=1, max_length=100, pattern=NAME_PATTERN)]
 
@@ -326,10 +357,10 @@ class ProvenanceIn(ClaimIn):
 
 
 class OutputSubmission(_Strict):
-    external_id: Annotated[SafeText, StringConstraints(min_length=1, max_length=200)]
+    external_id: Annotated[Identifier, StringConstraints(min_length=1, max_length=200)]
     task_type: TaskTypeName
-    model: Annotated[SafeText, StringConstraints(min_length=1, max_length=200)]
-    tier: Annotated[SafeText, StringConstraints(max_length=50)] = ""
+    model: Annotated[Identifier, StringConstraints(min_length=1, max_length=200)]
+    tier: Annotated[Identifier, StringConstraints(max_length=50)] = ""
     input: Annotated[SafeText, StringConstraints(max_length=MAX_TEXT_CHARS)]
     output: Annotated[SafeText, StringConstraints(max_length=MAX_TEXT_CHARS)]
     validators: Annotated[list[ValidatorResultIn], Field(max_length=100)]
@@ -339,13 +370,6 @@ class OutputSubmission(_Strict):
     evidence: EvidenceIn | None = None
     provenance: ProvenanceIn | None = None
     metadata: Annotated[dict[str, Any], AfterValidator(_plain_json)] = Field(default_factory=dict)
-
-    @field_validator("external_id")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
-        return value
 
     @field_validator("validators")
     @classmethod
@@ -412,10 +436,14 @@ class BatchSubmission(_Strict):
 
 
 def _message(error: dict) -> str:
-    if error["type"] == "string_pattern_mismatch" and (
-        error.get("ctx", {}).get("pattern") == _NO_NUL_PATTERN
-    ):
-        return _NUL_REFUSED
+    if error["type"] == "string_pattern_mismatch":
+        pattern = error.get("ctx", {}).get("pattern")
+        if pattern == _NO_NUL_PATTERN:
+            return _NUL_REFUSED
+        if pattern == IDENTIFIER_PATTERN:
+            return identifier_problem(error["input"]) or error["msg"]
+        if pattern == NAME_PATTERN:
+            return NAME_REFUSED
     if error["type"] == "extra_forbidden":
         return "Unknown field."
     if error["type"] == "json_invalid":

@@ -3,12 +3,13 @@ from datetime import UTC
 import django_filters
 from django import forms
 from django.db.models import F, Q
-from django_filters.fields import IsoDateTimeField
+from django_filters.fields import IsoDateTimeField, ModelChoiceField
 
 from gating.models import Output, ReviewItem, TaskType
 from gating.scorers.interval import WIDE_INTERVAL, WIDE_TOLERANCE
 from gating.scoring import Decision
 from gating.selectors import queue_open_items
+from gating.submissions import identifier_problem
 
 
 class UtcDateTimeField(IsoDateTimeField):
@@ -31,9 +32,44 @@ class UtcDateTimeFilter(django_filters.IsoDateTimeFilter):
     field_class = UtcDateTimeField
 
 
+def _refuse_bad_identifier(value) -> None:
+    # A name no output can have: said so, where a trimmed value would quietly match
+    # another name (or none).
+    if isinstance(value, str) and value and (problem := identifier_problem(value)):
+        raise forms.ValidationError(problem, code="identifier")
+
+
+class IdentifierField(forms.CharField):
+    """A name as the ingest stores it (gating.submissions.identifier_problem): read as
+    given, not trimmed, and refused by the ingest's rule."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, strip=False, **kwargs)
+
+    def validate(self, value):
+        super().validate(value)
+        _refuse_bad_identifier(value)
+
+
+class IdentifierFilter(django_filters.CharFilter):
+    field_class = IdentifierField
+
+
+class TaskTypeChoiceField(ModelChoiceField):
+    def to_python(self, value):
+        _refuse_bad_identifier(value)
+        return super().to_python(value)
+
+
+class TaskTypeFilter(django_filters.ModelChoiceFilter):
+    """A task type by name; the pages show the choices."""
+
+    field_class = TaskTypeChoiceField
+
+
 class OutputFilter(django_filters.FilterSet):
-    task_type = django_filters.CharFilter(field_name="task_type__name")
-    model = django_filters.CharFilter()
+    task_type = IdentifierFilter(field_name="task_type__name")
+    model = IdentifierFilter()
     decision = django_filters.ChoiceFilter(choices=[(d.value, d.value) for d in Decision])
     status = django_filters.ChoiceFilter(choices=Output.Status.choices)
     created_after = UtcDateTimeFilter(field_name="created_at", lookup_expr="gte")
@@ -47,10 +83,8 @@ class OutputFilter(django_filters.FilterSet):
 class ReviewItemFilter(django_filters.FilterSet):
     """The queue's filters: the list, the claim, and the bulk decision all take these."""
 
-    task_type = django_filters.ModelChoiceFilter(
-        queryset=TaskType.objects.all(), to_field_name="name"
-    )
-    model = django_filters.CharFilter()
+    task_type = TaskTypeFilter(queryset=TaskType.objects.all(), to_field_name="name")
+    model = IdentifierFilter()
     score_min = django_filters.NumberFilter(field_name="score", lookup_expr="gte")
     score_max = django_filters.NumberFilter(field_name="score", lookup_expr="lt")
     kind = django_filters.ChoiceFilter(choices=ReviewItem.Kind.choices, method="filter_kind")

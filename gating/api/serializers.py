@@ -29,8 +29,8 @@ class QueueFilters(StrictSerializer):
 
     # Typed here, for the strict body; their values are checked by ReviewItemFilter.
 
-    task_type = serializers.CharField(required=False)
-    model = serializers.CharField(required=False)
+    task_type = serializers.CharField(required=False, trim_whitespace=False)
+    model = serializers.CharField(required=False, trim_whitespace=False)
     score_min = serializers.FloatField(required=False)
     score_max = serializers.FloatField(required=False)
     kind = serializers.CharField(required=False)
