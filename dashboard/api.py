@@ -29,7 +29,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from dashboard import selectors
-from dashboard.filters import CUSTOM, PRESETS, DashboardFilter, filter_parse
+from dashboard.filters import CUSTOM, EARLIEST, LATEST, PRESETS, DashboardFilter, filter_parse
 from dashboard.metrics import METRICS, metric_rows
 from gating.api.permissions import require_perm
 from gating.api.responses import ModelJSONRenderer, ResponseModel
@@ -226,6 +226,7 @@ class MetricSchema(AutoSchema):
 
 
 _CHOICES = ", ".join([*PRESETS, CUSTOM])
+_YEARS = f"from {EARLIEST:%Y-%m-%d} to {LATEST:%Y-%m-%d} UTC"
 
 
 @extend_schema(
@@ -241,12 +242,13 @@ _CHOICES = ", ".join([*PRESETS, CUSTOM])
         OpenApiParameter(
             "since",
             OpenApiTypes.DATETIME,
-            description="ISO 8601; no offset is UTC. Default: 7 days before until.",
+            description=f"ISO 8601; no offset is UTC; {_YEARS}. Default: 7 days before until.",
         ),
         OpenApiParameter(
             "until",
             OpenApiTypes.DATETIME,
-            description="ISO 8601, later than since (the range is [since, until)). Default: now.",
+            description=f"ISO 8601, later than since (the range is [since, until)); {_YEARS}. "
+            "Default: now.",
         ),
         OpenApiParameter(
             "task_type",
