@@ -194,6 +194,18 @@ def final_score(base: float, bonus: float, penalty: float) -> float:
     return with_bonus(after_penalty(base, penalty), bonus)
 
 
+def adr0003_score(base: float, bonus: float, penalty: float) -> float:
+    """ADR-0003's score as the ADR writes it, before its clamp to [0, 10]:
+    ``base * (1 + bonus - penalty)``, one multiplier for the bonus and the penalty together.
+
+    The ``adr0003_formula`` scorer clamps it (``clamp``, so the clamp shows as an impact).
+    A bonus of 0.5 lifts every base from 6.67 up past 10, where the clamp ties them: why
+    ``final_score`` replaced it as the gate's default (docs/gate.md).
+    Works on numbers and on numpy arrays alike.
+    """
+    return base * (1 + bonus - penalty)
+
+
 def clamp(value: float, low: float = SCORE_MIN, high: float = SCORE_MAX) -> float:
     """``value`` within [low, high]. NaN or an infinity raises ScoringFault: ``min`` and
     ``max`` would pass NaN through as 10, and an infinite score says nothing either."""

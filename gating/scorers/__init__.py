@@ -11,7 +11,13 @@ import logging
 from dataclasses import dataclass
 
 from gating import scoring
-from gating.scorers import evidence_categories, evidence_quality, interval, validators
+from gating.scorers import (
+    adr0003_formula,
+    evidence_categories,
+    evidence_quality,
+    interval,
+    validators,
+)
 from gating.scorers.base import Rating, Scored, Scorer, ScorerInput
 
 logger = logging.getLogger(__name__)
@@ -25,6 +31,7 @@ REGISTRY: dict[str, Scorer] = {
         evidence_categories.SCORER,
         evidence_quality.SCORER,
         interval.SCORER,
+        adr0003_formula.SCORER,
     )
 }
 

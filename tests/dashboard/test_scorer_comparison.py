@@ -12,7 +12,7 @@ from sklearn.metrics import roc_auc_score
 from dashboard.metrics import metric_rows
 from dashboard.models import ScorerRollup
 from dashboard.rollups import rollups_refresh
-from gating import reviews, services
+from gating import reviews, scorers, services
 from gating.models import Output, Review, ReviewItem
 from gating.roles import Role
 from gating.submissions import OutputSubmission
@@ -104,9 +104,7 @@ def test_each_scorers_auroc_is_that_of_its_scores_on_the_same_outputs(judged):
     rows = metric_rows("scorer-auroc", response.context["dashboard_filter"])
     found = {(r["scorer"], r["against"]): r for r in rows}
     assert set(found) == {
-        (scorer, against)
-        for scorer in ("validators", "evidence_categories", "evidence_quality", "interval")
-        for against in ("reviewers", "truth")
+        (scorer, against) for scorer in scorers.names() for against in ("reviewers", "truth")
     }
     for (scorer, against), row in found.items():
         assert row["task_type"] == "code_locate"

@@ -80,7 +80,8 @@ def test_the_validators_score_in_shadow_is_the_one_it_gives_when_it_decides(gate
     shadowed = post(gateway_api, SubmissionFactory(task_type="agentic", provenance=NARROW)).json()
 
     assert shadowed["shadow_scores"]["validators"]["score"] == deciding["score"]
-    assert deciding["shadow_scores"] == {}
+    # ADR-0003's formula applies to every output; nothing else applies to this one.
+    assert set(deciding["shadow_scores"]) == {"adr0003_formula"}
     assert shadowed["score"] == pytest.approx(9.0)  # 10 x the lower bound 0.9
     assert shadowed["interval"] == {"lower": 9.0, "upper": 9.94, "wide": False}
 
@@ -99,7 +100,12 @@ def test_every_applicable_scorer_shadows_and_the_interval_is_kept(gateway_api, d
     body = SubmissionFactory(task_type="plain", evidence=EVIDENCE_EXAMPLE, provenance=WIDE)
     data = post(gateway_api, body).json()
 
-    assert set(data["shadow_scores"]) == {"evidence_categories", "evidence_quality", "interval"}
+    assert set(data["shadow_scores"]) == {
+        "evidence_categories",
+        "evidence_quality",
+        "interval",
+        "adr0003_formula",
+    }
     assert data["shadow_scores"]["evidence_quality"]["level"] in {"high", "complete"}
     assert data["shadow_scores"]["interval"]["interval"] == pytest.approx([6.3333, 9.5], abs=1e-4)
     assert data["interval"]["wide"] is True
@@ -166,7 +172,7 @@ def test_an_unknown_scorer_is_400_and_a_known_one_is_audited(admin_api, db):
     assert refused.json() == {
         "scorer": [
             '"magic" is not a scorer; one of: '
-            "validators, evidence_categories, evidence_quality, interval."
+            "validators, evidence_categories, evidence_quality, interval, adr0003_formula."
         ]
     }
     assert TaskType.objects.get(name="summarize").scorer == "validators"
