@@ -730,6 +730,8 @@ def reason_problem(reason: str, source: EditSource) -> str | None:
     """Why an edit was made, as the audit log keeps it; people must say (REASON_REQUIRED)."""
     if len(reason) > REASON_MAX_LENGTH:
         return f"At most {REASON_MAX_LENGTH} characters."
+    if "\x00" in reason:
+        return "Must not contain a NUL character."
     if source in REASON_REQUIRED and not reason.strip():
         return "Say why: the reason is kept in the audit log with the change."
     return None

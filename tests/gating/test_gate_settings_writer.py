@@ -434,6 +434,10 @@ def test_the_service_refuses_each_rule_by_name_and_changes_nothing(
         ("", services.EditSource.PAGE, "Say why"),
         ("  ", services.EditSource.ADMIN, "Say why"),
         ("x" * 501, services.EditSource.API, "At most 500 characters."),
+        # Every door: the page and the API's serializer refuse it too, the cycles and the
+        # admin rely on this.
+        ("tighter\x00", services.EditSource.ADMIN, "Must not contain a NUL character."),
+        ("tighter\x00", services.EditSource.CYCLE, "Must not contain a NUL character."),
     ],
 )
 def test_people_say_why(task_type, admin, reason, source, message):
