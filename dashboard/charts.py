@@ -283,7 +283,9 @@ class AurocRow:
 @dataclass(frozen=True)
 class ScorerAurocRow:
     """How well one scorer's score ranks good above bad outputs of one task type, against
-    the reviewers or the truth, with an interval [low, high], over ``n`` reviewed outputs."""
+    the reviewers or the truth, with an interval [low, high], over ``n`` reviewed outputs;
+    and the share of outputs it tied at 10 (None when unknown), which the chart leaves to
+    the table."""
 
     task_type: str
     scorer: str
@@ -292,6 +294,7 @@ class ScorerAurocRow:
     low: float
     high: float
     n: int
+    tied_at_10: float | None = None
 
 
 # For templates.

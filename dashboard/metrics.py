@@ -316,12 +316,14 @@ def _auroc(f: DashboardFilter) -> list[dict]:
 def _scorer_auroc(f: DashboardFilter) -> list[dict]:
     """Per task type and scorer, the AUROC of the scorer's score against the reviewers'
     first decisions and, where the outputs were simulated, against the truth, with a 95%
-    Hanley-McNeil interval, each on the reviewed outputs it scored."""
+    Hanley-McNeil interval, each on the reviewed outputs it scored; and the share of
+    outputs it tied at the top of the scale."""
     rows = []
     for counts in selectors.scorer_counts(**_window(f)):
         if cell := _auroc_cell(counts["positive"], counts["negative"]):
             keys = {k: counts[k] for k in ("task_type", "scorer", "against")}
-            rows.append(keys | cell)
+            tied = selectors.tied_at_10(counts["weight"], counts["top_weight"])
+            rows.append(keys | cell | {"tied_at_10": tied})
     return rows
 
 
@@ -468,8 +470,11 @@ METRICS: dict[str, Metric] = {
         "AUROC of its score against the reviewers' first decisions (approved unchanged or "
         "not) and, for simulated outputs, against the truth (good or not), with a 95% "
         "Hanley-McNeil interval, over the n reviewed outputs that scorer scored (deciding "
-        "or in shadow: a scorer that reads evidence counts only outputs that carried it): "
-        "[{task_type, scorer, against, auroc, low, high, n}].",
+        "or in shadow: a scorer that reads evidence counts only outputs that carried it); "
+        "and tied_at_10, the estimated share of outputs it scored at 10 (9.9995 or more), "
+        "which no threshold can separate, from the same outputs weighted by 1 / their "
+        "chance of review (null without weights): "
+        "[{task_type, scorer, against, auroc, low, high, n, tied_at_10}].",
         _scorer_auroc,
     ),
 }

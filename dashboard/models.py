@@ -34,6 +34,12 @@ OUTPUT_BUCKETS = 20
 # costs little.
 REVIEW_BUCKET_WIDTH = 0.1
 REVIEW_BUCKETS = 100
+# The scorer rollup's one bucket past the last: scores at the top of the scale, 10 or near
+# enough to show as 10.000. No threshold separates outputs tied there, so the calibration
+# page shows each scorer's share of them, which the last 0.1-wide bucket would blur with
+# 9.9.
+TOP_SCORE = 9.9995
+TOP_SCORE_BUCKET = REVIEW_BUCKETS
 
 # The slots whose review is an output's human label (its first review: held or audited);
 # second reviews and adjudications are later rounds.
@@ -216,10 +222,11 @@ class ReviewRollup(models.Model):
 
 class ScorerRollup(models.Model):
     """First reviews (held or audited, bulk decisions left out) decided in an hour, per task
-    type, model, scorer, that scorer's score bucket (fine, as ReviewRollup's), the action
-    and, for simulated outputs, the true quality (blank otherwise): the calibration page
-    compares the scorers' AUROC on the same outputs, the deciding one by its score and the
-    others by their shadow scores."""
+    type, model, scorer, that scorer's score bucket (fine, as ReviewRollup's, plus
+    TOP_SCORE_BUCKET), the action and, for simulated outputs, the true quality (blank
+    otherwise): the calibration page compares the scorers' AUROC on the same outputs, the
+    deciding one by its score and the others by their shadow scores, and the share of
+    outputs each ties at the top."""
 
     hour = models.DateTimeField()
     task_type = models.ForeignKey(TaskType, on_delete=models.CASCADE, related_name="+")
@@ -229,6 +236,11 @@ class ScorerRollup(models.Model):
     action = models.CharField(max_length=10)
     truth = models.CharField(max_length=20, blank=True)
     reviews = models.PositiveIntegerField()
+    # The sum of 1 / inclusion probability, as ReviewRollup's: held outputs are all
+    # reviewed and delivered ones only sampled, so shares of all outputs are estimated with
+    # these weights (Horvitz-Thompson). 0 in rows rolled up before it was counted, which
+    # those shares leave out until ``rollups_rebuild`` recomputes them.
+    weight_sum = models.FloatField(default=0.0)
 
     class Meta:
         constraints = [

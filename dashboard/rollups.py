@@ -78,6 +78,7 @@ from django.db.models import (
 from django.db.models.expressions import CombinedExpression
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast, Coalesce, Floor, Least, Trunc, TruncDate
+from django.db.models.lookups import GreaterThanOrEqual
 from django.utils import timezone
 
 from dashboard.models import (
@@ -89,6 +90,8 @@ from dashboard.models import (
     QUEUE_AGE_EDGES_HOURS,
     REVIEW_BUCKET_WIDTH,
     REVIEW_BUCKETS,
+    TOP_SCORE,
+    TOP_SCORE_BUCKET,
     OutputBlockRollup,
     OutputDayRollup,
     OutputRollup,
@@ -223,7 +226,8 @@ def _reviews_by_hour(since: datetime, until: datetime) -> QuerySet:
 
 def _scorers_by_hour(since: datetime, until: datetime) -> list[QuerySet]:
     """First reviews of [since, until) once per scorer that scored their output: the
-    deciding scorer by the output's score, the others by their shadow scores."""
+    deciding scorer by the output's score, the others by their shadow scores; a score at
+    the top in TOP_SCORE_BUCKET, past the 0.1-wide ones."""
     first_reviews = Review.objects.filter(
         decided_at__gte=since,
         decided_at__lt=until,
@@ -233,6 +237,7 @@ def _scorers_by_hour(since: datetime, until: datetime) -> list[QuerySet]:
     truth = Subquery(
         SimulatedTruth.objects.filter(output_id=OuterRef("output_id")).values("truth")[:1]
     )
+    weight = Sum(Value(1.0) / F("item__inclusion_probability"), output_field=FloatField())
     sources = []
     for name in scorers.names():
         # One aggregate per scorer, so that a key (hour, task type, model, scorer, bucket,
@@ -254,11 +259,15 @@ def _scorers_by_hour(since: datetime, until: datetime) -> list[QuerySet]:
                 r_task_type=F("output__task_type_id"),
                 r_model=F("output__model"),
                 r_scorer=Value(name),
-                r_score_bucket=_bucket_of(score, REVIEW_BUCKET_WIDTH, REVIEW_BUCKETS),
+                r_score_bucket=Case(
+                    When(GreaterThanOrEqual(score, Value(TOP_SCORE)), then=TOP_SCORE_BUCKET),
+                    default=_bucket_of(score, REVIEW_BUCKET_WIDTH, REVIEW_BUCKETS),
+                    output_field=IntegerField(),
+                ),
                 r_action=F("action"),
                 r_truth=Coalesce(truth, Value("")),
             )
-            .annotate(r_reviews=Count("id"))
+            .annotate(r_reviews=Count("id"), r_weight_sum=weight)
         )
     return sources
 

@@ -28,7 +28,7 @@ from dashboard.models import (
     OUTPUT_BUCKET_WIDTH,
     QUEUE_AGE_EDGES_HOURS,
     REVIEW_BUCKET_WIDTH,
-    REVIEW_BUCKETS,
+    TOP_SCORE_BUCKET,
     OutputDayRollup,
     OutputRollup,
     QueueAgeSnapshot,
@@ -384,18 +384,21 @@ def scorer_counts(
     task_types: Sequence[str] = (),
     models: Sequence[str] = (),
 ) -> list[dict]:
-    """Per task type and scorer, reviewed outputs positive and negative per 0.1-wide bucket
-    of that scorer's score, against the reviewers and against the truth (simulated outputs
-    only): [{task_type, scorer, against, positive: [REVIEW_BUCKETS counts], negative: [...]}],
-    for ``auroc``.
+    """Per task type and scorer, reviewed outputs positive and negative per bucket of that
+    scorer's score (0.1 wide, then TOP_SCORE_BUCKET for the top), against the reviewers and
+    against the truth (simulated outputs only), with their weights (1 / inclusion
+    probability) in all and at the top: [{task_type, scorer, against, positive:
+    [TOP_SCORE_BUCKET + 1 counts], negative: [...], weight, top_weight}], for ``auroc`` and
+    ``tied_at_10``.
     Every scorer is counted on the outputs it scored: the deciding one and those it shadowed.
     """
     cells: dict = {}
     rows = (
         _filtered(ScorerRollup, since=since, until=until, task_types=task_types, models=models)
         .values("task_type__name", "scorer", "score_bucket", "action", "truth")
-        .annotate(reviews=Sum("reviews"))
+        .annotate(reviews=Sum("reviews"), weight=Sum("weight_sum"))
     )
+    buckets = TOP_SCORE_BUCKET + 1
     for row in rows:
         labels = [(AGAINST_REVIEWERS, row["action"] == "approve")]
         if row["truth"]:
@@ -403,13 +406,30 @@ def scorer_counts(
         for against, positive in labels:
             key = (row["task_type__name"], row["scorer"], against)
             counts = cells.setdefault(
-                key, {"positive": [0] * REVIEW_BUCKETS, "negative": [0] * REVIEW_BUCKETS}
+                key,
+                {
+                    "positive": [0] * buckets,
+                    "negative": [0] * buckets,
+                    "weight": 0.0,
+                    "top_weight": 0.0,
+                },
             )
             counts["positive" if positive else "negative"][row["score_bucket"]] += row["reviews"]
+            counts["weight"] += row["weight"]
+            if row["score_bucket"] == TOP_SCORE_BUCKET:
+                counts["top_weight"] += row["weight"]
     return [
         {"task_type": task_type, "scorer": scorer, "against": against, **counts}
         for (task_type, scorer, against), counts in sorted(cells.items())
     ]
+
+
+def tied_at_10(weight: float, top_weight: float) -> float | None:
+    """The estimated share of outputs a scorer scored at the top (TOP_SCORE): the reviewed
+    ones weighted by 1 / inclusion probability, since held outputs are all reviewed and
+    delivered ones only sampled. No threshold can separate outputs tied there. None
+    without weights (only rows rolled up before weights were counted)."""
+    return top_weight / weight if weight > 0 else None
 
 
 def auroc(approved: Sequence[int], not_approved: Sequence[int]) -> float | None:

@@ -75,7 +75,10 @@ def judged(gateway):
 
 
 def _bucket(score: float) -> int:
-    # The rollup's 0.1-wide bucket; a tie within a bucket counts half, as in roc_auc_score.
+    # The rollup's 0.1-wide bucket, or the top one past them; a tie within a bucket counts
+    # half, as in roc_auc_score.
+    if score >= 9.9995:
+        return 100
     return min(math.floor(round(score * 10, 6)), 99)
 
 
