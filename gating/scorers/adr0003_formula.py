@@ -23,8 +23,6 @@ class _Terms(NamedTuple):
     base: float
     bonus: float
     penalty: float
-    unclamped: float
-    score: float
 
 
 def _terms(output: ScorerInput) -> _Terms:
@@ -32,17 +30,14 @@ def _terms(output: ScorerInput) -> _Terms:
     # pattern and the deciding validators scorer has just worked them out, so this costs a
     # few multiplications per output.
     validator = scoring._validator_terms(output.validators)
-    base = scoring.base_score(validator.fraction, output.input_clarity, output.coherence)
-    bonus = scoring.task_accuracy_bonus(output.pair)
-    penalty = scoring.hallucination_penalty(
-        output.requires_fact_check, bool(validator.failed_fact_checks)
+    return _Terms(
+        validator,
+        scoring.base_score(validator.fraction, output.input_clarity, output.coherence),
+        scoring.task_accuracy_bonus(output.pair),
+        scoring.hallucination_penalty(
+            output.requires_fact_check, bool(validator.failed_fact_checks)
+        ),
     )
-    unclamped = scoring.adr0003_score(base, bonus, penalty)
-    # As score_output does: name the first term that left the finite numbers.
-    scoring.require_finite(
-        pass_fraction=validator.fraction, base_score=base, bonus=bonus, score_before_clamp=unclamped
-    )
-    return _Terms(validator, base, bonus, penalty, unclamped, scoring.clamp(unclamped))
 
 
 class Adr0003FormulaScorer:
@@ -60,11 +55,24 @@ class Adr0003FormulaScorer:
         return True
 
     def rate(self, output: ScorerInput) -> Rating:
-        return Rating(_terms(output).score)
+        # The clamp refuses a score that left the finite numbers; a shadow score that does
+        # is left out, so naming the term that caused it, as score does, is not needed.
+        _, base, bonus, penalty = _terms(output)
+        return Rating(scoring.clamp(scoring.adr0003_score(base, bonus, penalty)))
 
     def score(self, output: ScorerInput) -> Scored:
         terms = _terms(output)
         base, bonus, penalty = terms.base, terms.bonus, terms.penalty
+        unclamped = scoring.adr0003_score(base, bonus, penalty)
+        # As score_output does: a deciding score's fault names the first term that left
+        # the finite numbers.
+        scoring.require_finite(
+            pass_fraction=terms.validator.fraction,
+            base_score=base,
+            bonus=bonus,
+            score_before_clamp=unclamped,
+        )
+        score = scoring.clamp(unclamped)
         impacts = [
             *terms.validator.impacts,
             Impact(
@@ -93,16 +101,12 @@ class Adr0003FormulaScorer:
                     f"bonus {bonus:.3f} × base {base:.2f}",
                 )
             )
-        if terms.unclamped != terms.score:
+        if unclamped != score:
             impacts.append(
-                Impact(
-                    "clamp",
-                    terms.score - terms.unclamped,
-                    f"clamped to [0, 10] from {terms.unclamped:.2f}",
-                )
+                Impact("clamp", score - unclamped, f"clamped to [0, 10] from {unclamped:.2f}")
             )
         return Scored(
-            score=terms.score,
+            score=score,
             summary=(
                 f"{terms.validator.fraction:.0%} of the validators' weight passed; "
                 f"base {base:.2f} × {1 + bonus - penalty:.3f} (ADR-0003)."
