@@ -28,7 +28,7 @@ from gating.models import AuditEvent, Output, Review, ReviewItem, TaskType
 from gating.roles import Role
 from learning import selectors
 from learning.models import Alert, ThresholdChange
-from learning.statistics import certify, drift, importance
+from learning.statistics import drift, importance
 
 Rule = Alert.Rule
 
@@ -256,11 +256,15 @@ def threshold_evidence(now: datetime) -> list[Finding]:
                 message=f"No approve threshold of {task_type.name} can be certified with "
                 f"P(edit or bad) <= {task_type.alpha_approve:g} and P(bad) <= "
                 f"{task_type.alpha_bad:g} ({runs} runs in a row): "
+                + _tested_words(evidence.get("stopped_at"))
                 + (
-                    f"the best certifiable error is {best[0]:.4f} at threshold {best[1]:g}. "
+                    f"At best, an error of {best[0]:.4f} could be certified, at threshold "
+                    f"{best[1]:g}. "
                     if best
-                    else f"{certify.NO_DATA_TO_TEST}, so no error can be certified yet. "
+                    else ""
                 )
+                + "More audits would not change this; outputs that are wrong less often, or "
+                "budgets above these estimates, would. "
                 + f"The threshold is held at {task_type.approve_threshold:g} with its guarantee "
                 "suspended: choose between keeping it as it is and turning auto-approval off "
                 "(the task type's auto-approve switch: pinning the threshold at 10 still "
@@ -269,6 +273,21 @@ def threshold_evidence(now: datetime) -> list[Finding]:
             )
         )
     return findings
+
+
+def _tested_words(stopped_at: dict | None) -> str:
+    """What the search tested to find the budgets out of reach, in words."""
+    if not stopped_at:
+        return ""
+    edit, bad = stopped_at.get("edit") or {}, stopped_at.get("bad") or {}
+    if edit.get("estimate") is None or bad.get("estimate") is None:
+        return ""
+    return (
+        f"at threshold {stopped_at['threshold']:g}, the highest that could be the approve "
+        f"threshold with data enough to read ({edit.get('effective_n', 0):.0f} effective "
+        f"outputs), P(edit or bad) is estimated at {edit['estimate']:.1%} and P(bad) at "
+        f"{bad['estimate']:.1%}. "
+    )
 
 
 def scoring_faults(now: datetime) -> list[Finding]:

@@ -443,6 +443,9 @@ class Certification:
     best_bad: BestCertifiable | None
     best_edit: BestCertifiable | None
     candidates: tuple[ThresholdEvidence, ...]
+    # The lowest an approve threshold could be: nothing at or below it is read as the
+    # budgets' being out of reach.
+    floor: float = GRID_BOTTOM
 
     @property
     def most_data(self) -> ThresholdEvidence:
@@ -597,9 +600,14 @@ def certify_approve_threshold(
     bottom: float = GRID_BOTTOM,
     step: float = GRID_STEP,
     headroom: float = 1.0,
+    floor: float = GRID_BOTTOM,
 ) -> Certification:
     """Learn-then-Test in fixed sequence (Angelopoulos, Bates et al. 2021) over the grid from
-    ``top`` down, against both budgets; see the module docstring for the guarantee."""
+    ``top`` down, against both budgets; see the module docstring for the guarantee.
+
+    ``floor`` is the lowest an approve threshold could be (the review threshold: approve
+    must lie above it). "Not attainable" is decided only from a candidate above it: that
+    outputs scoring 4.5 are often wrong says nothing of whether those scoring 9 are."""
     _check_level("alpha_bad", alpha_bad)
     _check_level("alpha_edit", alpha_edit)
     _check_level("delta", delta)
@@ -651,12 +659,14 @@ def certify_approve_threshold(
     if certified is None and stopped_at is None:
         # Nothing testable against the tighter budget: the highest candidate with enough
         # data for the looser one can still show that the budgets are out of reach.
-        probe = next((c for c in candidates if c.effective_n >= looser), None)
+        probe = next(
+            (c for c in candidates if c.threshold > floor and c.effective_n >= looser), None
+        )
         if probe is not None and probe.beyond_reach:
             stopped_at = probe
     if certified is not None:
         state = State.CERTIFIED
-    elif stopped_at is not None and stopped_at.beyond_reach:
+    elif stopped_at is not None and stopped_at.beyond_reach and stopped_at.threshold > floor:
         # Out of reach where tested; but a higher threshold within budget by its estimates,
         # on data enough for the looser budget, only lacks the data to be tested.
         hopeful = any(
@@ -691,15 +701,11 @@ def certify_approve_threshold(
             headroom=headroom,
         ),
         candidates=candidates,
+        floor=floor,
     )
 
 
 # --------------------------------------------------------------------------- smoothing
-
-# With no best certifiable error, the search's candidates all lack data: no budget below
-# 1 brings one in while the other budget is as it is. The alert says it in the same words.
-NO_DATA_TO_TEST = "no threshold has data enough to be tested against the tighter budget"
-NO_BEST = f"no error: {NO_DATA_TO_TEST}"
 
 
 @dataclass(frozen=True)
@@ -746,6 +752,15 @@ def smoothed_move(
                 f"to show {budgets} ({most.effective_n:.0f} effective at {most.threshold:g} "
                 f"at best; {math.ceil(c.needed_effective_n)} needed)."
             )
+        elif c.stopped_at.beyond_reach and c.stopped_at.threshold <= c.floor:
+            s = c.stopped_at
+            why = (
+                f"Underpowered: the estimates are over budget at {s.threshold:g}, which is not "
+                f"above the review threshold {c.floor:g} and so could not be the approve "
+                f"threshold; no threshold above it has enough judged outputs to test "
+                f"({most.effective_n:.0f} effective at {most.threshold:g} at best; "
+                f"{math.ceil(c.needed_effective_n)} needed)."
+            )
         elif c.stopped_at.beyond_reach:
             s = c.stopped_at
             why = (
@@ -776,7 +791,9 @@ def smoothed_move(
         f"Not attainable: at {s.threshold:g}, the highest threshold with enough data to test, "
         f"the estimates (P(bad) {s.bad.estimate:.4f}, P(edit or bad) {s.edit.estimate:.4f}) "
         f"already reach the budgets, so no threshold can be certified with {budgets}. "
-        f"At best, {best or NO_BEST}. Held at {current:g}: this needs a person, "
+        + (f"At best, {best}. " if best else "")
+        + "More audits would not change that; outputs that are wrong less often, or budgets "
+        f"above these estimates, would. Held at {current:g}: this needs a person, "
         "not a quiet climb."
     )
     return Move(current, current, why)

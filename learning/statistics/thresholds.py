@@ -143,6 +143,7 @@ def guarded(
         replicates_edit=window.replicates_edit,
         max_weight=window.max_weight,
         headroom=TESTABLE_HEADROOM,
+        floor=review,
     )
     move = certify.smoothed_move(
         approve, certification, last_certified=last_certified, max_step=max_step

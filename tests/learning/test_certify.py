@@ -1282,14 +1282,18 @@ def test_not_attainable_names_what_could_be_certified_and_holds():
         "Not attainable: at 9, the highest threshold with enough data to test, the estimates "
         f"(P(bad) 0.1000, P(edit or bad) 0.2000) already reach the budgets, so no threshold "
         f"can be certified with {BUDGETS}. At best, P(bad) can be certified at 0.1300 "
-        "(threshold 0); P(edit or bad) can be certified at 0.2400 (threshold 8.5). Held at "
-        "7.5: this needs a person, not a quiet climb."
+        "(threshold 0); P(edit or bad) can be certified at 0.2400 (threshold 8.5). More "
+        "audits would not change that; outputs that are wrong less often, or budgets above "
+        "these estimates, would. Held at 7.5: this needs a person, not a quiet climb."
     )
     assert certify.smoothed_move(7.5, outcome, last_certified=9.9) == certify.Move(7.5, 7.5, why)
-    nothing = hand_outcome(State.NOT_ATTAINABLE, stopped_at=stopped)
-    assert f"At best, {certify.NO_BEST}. Held at 7.5" in (
-        certify.smoothed_move(7.5, nothing, last_certified=None).reason
-    )
+    # With no best certifiable error the reason does not claim one ("can be certified ...
+    # no threshold has data enough" said both at once).
+    nothing = certify.smoothed_move(
+        7.5, hand_outcome(State.NOT_ATTAINABLE, stopped_at=stopped), last_certified=None
+    ).reason
+    assert "At best" not in nothing and "no threshold has data enough" not in nothing
+    assert "already reach the budgets" in nothing and "Held at 7.5" in nothing
 
 
 def test_the_best_certifiable_error_tests_the_searchs_own_candidates():
@@ -1310,3 +1314,27 @@ def test_the_best_certifiable_error_tests_the_searchs_own_candidates():
     assert result.best_edit.threshold == 0.0
     rerun = search([(10.0, 100, 1.0, 0, 10), (9.0, 2000, 1.0, 0, 80)], alpha_edit=at_nine + 1e-12)
     assert rerun.state is State.CERTIFIED and rerun.threshold == 0.0
+
+
+def test_not_attainable_is_decided_only_above_the_floor():
+    # 100 outputs at 4.6, 10 bad: enough for the looser budget, whose estimate 0.1 misses
+    # 0.01. Below a review threshold of 5 that could not be the approve threshold, so it
+    # shows nothing about the budgets' reach: underpowered, and the reason says why.
+    blocks = [(9.0, 20, 1.0, 0), (4.6, 100, 1.0, 10)]
+    assert search(blocks).state is State.NOT_ATTAINABLE
+    found = search(blocks, floor=5.0)
+    assert found.state is State.UNDERPOWERED
+    assert found.floor == 5.0
+    move = certify.smoothed_move(7.0, found, last_certified=None)
+    assert move == certify.Move(7.0, 7.0, move.reason)
+    assert move.reason.startswith("Underpowered: no threshold has enough judged outputs")
+    # Above the floor the same evidence still decides it.
+    assert search(blocks, floor=4.5).state is State.NOT_ATTAINABLE
+    # A tested candidate at or below the floor that fails is no decision either, and the
+    # reason says why.
+    tested = [(4.6, 400, 1.0, 40)]
+    assert search(tested).state is State.NOT_ATTAINABLE
+    below = search(tested, floor=4.6)
+    assert below.state is State.UNDERPOWERED
+    reason = certify.smoothed_move(7.0, below, last_certified=None).reason
+    assert "at 4.6, which is not above the review threshold 4.6" in reason
