@@ -339,35 +339,68 @@ def _count_outputs(db_name: str) -> int:
         return conn.execute("SELECT count(*) FROM gating_output").fetchone()[0]
 
 
-SHADOWED = ("evidence_categories", "evidence_quality", "interval")
+def _shadowed() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The scorers an agent output is scored by in shadow (every one but the default), and
+    those a plain output is (the ones that apply without evidence or provenance)."""
+    from gating import scorers
+    from gating.scoring import GatePolicy, PairHistory
+
+    bare = scorers.ScorerInput(
+        validators=(),
+        input_clarity=1.0,
+        coherence=1.0,
+        requires_fact_check=False,
+        pair=PairHistory(),
+        policy=GatePolicy(),
+        now=datetime.now(UTC),
+    )
+    every = tuple(name for name in scorers.names() if name != scorers.DEFAULT)
+    plain = tuple(name for name in every if scorers.get(name).applies(bare))
+    return every, plain
 
 
 def _shadow_stored(db_name: str) -> dict[str, Any]:
-    """Whether each server did what its setting says: the agent outputs of the shadow-on
-    phases (warm-ups included) carry all three shadow scores and the interval; every other
-    output of the shadow phases (shadow scoring off, or a plain payload with nothing for
-    another scorer to read) none."""
+    """Whether each server did what its setting says: the outputs of the shadow-on phases
+    (warm-ups included) carry the shadow scores their payload has inputs for (an agent
+    output every one, with the interval; a plain output those of the validators alone), and
+    the outputs of the shadow-off phases none."""
+    every, plain = _shadowed()
     dsn = f"host=127.0.0.1 port=5432 user=postgres dbname={db_name}"
     sql = """
         SELECT count(*) FILTER (WHERE external_id LIKE '%%agent-%%-shadow-on-%%'),
                count(*) FILTER (WHERE external_id LIKE '%%agent-%%-shadow-on-%%'
-                                AND shadow_scores ?& %(names)s
+                                AND shadow_scores ?& %(every)s
                                 AND interval_lower IS NOT NULL),
-               count(*) FILTER (WHERE external_id LIKE '%%-shadow-%%'
-                                AND external_id NOT LIKE '%%agent-%%-shadow-on-%%'),
-               count(*) FILTER (WHERE external_id LIKE '%%-shadow-%%'
-                                AND external_id NOT LIKE '%%agent-%%-shadow-on-%%'
+               count(*) FILTER (WHERE external_id LIKE '%%-shadow-on-%%'
+                                AND external_id NOT LIKE '%%agent-%%'),
+               count(*) FILTER (WHERE external_id LIKE '%%-shadow-on-%%'
+                                AND external_id NOT LIKE '%%agent-%%'
+                                AND shadow_scores ?& %(plain)s
+                                AND NOT shadow_scores ?| %(agent_only)s),
+               count(*) FILTER (WHERE external_id LIKE '%%-shadow-off-%%'),
+               count(*) FILTER (WHERE external_id LIKE '%%-shadow-off-%%'
                                 AND shadow_scores = '{}'::jsonb)
         FROM gating_output
     """
+    names = {
+        "every": list(every),
+        "plain": list(plain),
+        "agent_only": [n for n in every if n not in plain] or [""],
+    }
     with psycopg.connect(dsn) as conn:
-        on, on_full, off, off_empty = conn.execute(sql, {"names": list(SHADOWED)}).fetchone()
+        on, on_full, plain_on, plain_right, off, off_empty = conn.execute(sql, names).fetchone()
     return {
         "agent_on_outputs": on,
         "agent_on_with_all_shadow_scores": on_full,
-        "other_outputs": off,
-        "other_without_shadow_scores": off_empty,
-        "as_expected": on == on_full and off == off_empty and on > 0 and off > 0,
+        "plain_on_outputs": plain_on,
+        "plain_on_with_validators_shadow_scores_only": plain_right,
+        "off_outputs": off,
+        "off_without_shadow_scores": off_empty,
+        "as_expected": on == on_full
+        and plain_on == plain_right
+        and off == off_empty
+        and on > 0
+        and off > 0,
     }
 
 
@@ -413,7 +446,8 @@ def scoring_cost(variants: list[str], repeat: int = 15) -> dict[str, Any]:
     ]
     primary = scorers.REGISTRY[scorers.DEFAULT]
     assert all(s.applies(x) for s in scorers.REGISTRY.values() for x in inputs)
-    assert all(len(scorers.score_and_gate(primary, x).shadow) == len(SHADOWED) for x in inputs)
+    every, _ = _shadowed()
+    assert all(len(scorers.score_and_gate(primary, x).shadow) == len(every) for x in inputs)
 
     def each(fn):
         return lambda: [fn(x) for x in inputs]
