@@ -241,7 +241,7 @@ def test_not_attainable_alerts_after_two_runs_in_a_row_with_the_best_certifiable
     record(task_type, "not_attainable", NOW - timedelta(hours=12), BEST)
     (finding,) = [f for f in alerts.threshold_evidence(NOW) if f.rule == "not_attainable"]
     assert finding.firing
-    assert "the best certifiable error is 0.0310 at threshold 9.7" in finding.message
+    assert "At best, an error of 0.0310 could be certified, at threshold 9.7." in finding.message
     # Scores are capped at 10: pinning there still auto-approves what reaches the cap, so
     # the choice offered is the switch.
     assert "turning auto-approval off" in finding.message
@@ -292,7 +292,7 @@ def test_no_verdicts_at_all_leave_every_threshold_underpowered_not_broken(gatewa
     assert np.isfinite([c.new_value for c in ThresholdChange.objects.filter(cycle=run)]).all()
 
 
-def test_not_attainable_without_a_best_certifiable_error_says_the_data_is_short(gateway):
+def test_not_attainable_without_a_best_certifiable_error_claims_none(gateway):
     ingest(gateway, 1, at=NOW - timedelta(days=1))
     task_type = TaskType.objects.get(name="t")
     nothing = {"best_edit": None, "best_bad": None}
@@ -300,6 +300,6 @@ def test_not_attainable_without_a_best_certifiable_error_says_the_data_is_short(
     record(task_type, "not_attainable", NOW - timedelta(hours=12), nothing)
     (finding,) = [f for f in alerts.threshold_evidence(NOW) if f.rule == "not_attainable"]
     assert finding.firing and finding.value is None
-    assert "no threshold has data enough to be tested against the tighter budget" in (
-        finding.message
-    )
+    # It used to say an error "can be certified" and that no threshold had data enough.
+    assert "At best" not in finding.message and "data enough" not in finding.message
+    assert "More audits would not change this" in finding.message
