@@ -799,19 +799,11 @@ def gateway_settings_set(
     """
     with transaction.atomic():
         current, _ = GatewaySettings.objects.select_for_update().get_or_create(user=user)
-        before, after = _apply_changed(
+        _access_change(
             current,
             {"may_create_task_types": may_create_task_types, "task_type_limit": task_type_limit},
+            actor=actor,
         )
-        if after:
-            current.save(update_fields=list(after))
-            audit_record(
-                actor=actor,
-                action=AuditEvent.Action.ACCESS_CHANGE,
-                obj=current,
-                before=before,
-                after=after,
-            )
     return current
 
 
@@ -824,17 +816,21 @@ def task_type_share(*, task_type: TaskType, shared: bool, actor: AbstractUser) -
     """
     with transaction.atomic():
         current = TaskType.objects.select_for_update(no_key=True).get(pk=task_type.pk)
-        before, after = _apply_changed(current, {"shared": shared})
-        if after:
-            current.save(update_fields=[*after, "updated_at"])
-            audit_record(
-                actor=actor,
-                action=AuditEvent.Action.ACCESS_CHANGE,
-                obj=current,
-                before=before,
-                after=after,
-            )
+        _access_change(current, {"shared": shared}, actor=actor, also_saved=("updated_at",))
     return current
+
+
+def _access_change(
+    obj: models.Model, wanted: Mapping[str, object], *, actor, also_saved: Sequence[str] = ()
+) -> None:
+    """Save what of ``wanted`` differs on ``obj`` and audit it as an access change (what an
+    account may do or see); what is already so changes and records nothing."""
+    before, after = _apply_changed(obj, wanted)
+    if after:
+        obj.save(update_fields=[*after, *also_saved])
+        audit_record(
+            actor=actor, action=AuditEvent.Action.ACCESS_CHANGE, obj=obj, before=before, after=after
+        )
 
 
 def user_create(*, username: str, role: Role, password: str | None = None) -> AbstractUser:

@@ -14,6 +14,7 @@ from dashboard.filters import (
     parameter_text,
     parameter_whole,
 )
+from dashboard.pages import thresholds as thresholds_page
 from gating.models import AuditEvent, TaskType, Validator
 from gating.roles import Role
 from tests.factories import TaskTypeFactory
@@ -129,22 +130,7 @@ def test_a_nul_in_the_thresholds_reason_is_named_and_nothing_is_saved(user_in):
     Validator.objects.create(task_type=task_type, name="facts", weight=1.0)
     form = {
         name: str(getattr(task_type, name))
-        for name in (
-            "review_threshold",
-            "approve_threshold",
-            "alpha_approve",
-            "alpha_bad",
-            "alpha_warning",
-            "delta",
-            "audit_rate_approved",
-            "audit_rate_budget",
-            "audit_rate_warning",
-            "double_review_rate",
-            "cold_start_reviews",
-            "cold_start_margin",
-            "threshold_policy",
-            "scorer",
-        )
+        for name in (*thresholds_page.NUMBERS, "threshold_policy", "scorer")
     }
     form |= {"weight:facts": "1.0", "audit_rate_warning": "0.5", "reason": "because\x00"}
 
