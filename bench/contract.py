@@ -6,16 +6,18 @@ app under gunicorn: the tables are flushed, the contract test's world is seeded
 (``tests/contract/world.py``: users and tokens, task types, held and delivered outputs,
 claims, alerts, a tiers cycle), and ``schemathesis run`` goes over every operation of the
 served schema with that role's token, with the same checks, phases, seed and dictionaries as
-``tests/contract`` (``tests/contract/runner.py``). Only the budget differs: ``--examples``
-random test cases per role, spread evenly over the operations, on top of the schema's
-boundary and type-violation cases.
+``tests/contract`` (``tests/contract/runner.py``). Only the budget differs, and with
+``--checks`` the checks: ``--examples`` random test cases per role, spread evenly over the
+operations, on top of the schema's boundary and type-violation cases.
 
 Output: one JSON object on stdout, per role the operations tested, the test cases run, the
-distinct failures by check and the duration; progress, and each failure with its curl, go
+distinct failures by check, the failures left out as beyond the schema
+(``tests/contract/hooks.py``) and the duration; progress, and each failure with its curl, go
 to stderr. The work directories (each run's config, full output and NDJSON events) are kept
 and named in the JSON. Run by hand, never as a timed test.
 
-    .venv/bin/python -m bench.contract [--examples 2000] [--roles admin,gateway] [--keep-db]
+    .venv/bin/python -m bench.contract [--examples 2000] [--roles admin,gateway]
+        [--checks contract|all|<check>,...] [--keep-db]
 """
 
 from __future__ import annotations
@@ -62,6 +64,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--roles", default=",".join(ROLES), help="comma-separated (default: all four)")
     p.add_argument(
+        "--checks",
+        default="contract",
+        help="contract: the contract test's checks (the default); all: every check "
+        "schemathesis has; or a comma-separated list of check names",
+    )
+    p.add_argument(
         "--db-name", default=DEFAULT_DB, help=f"database to create (default {DEFAULT_DB})"
     )
     p.add_argument("--keep-db", action="store_true", help="keep the bench database afterwards")
@@ -70,7 +78,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     unknown = set(args.roles) - set(ROLES)
     if unknown:
         p.error(f"unknown roles: {', '.join(sorted(unknown))}")
+    args.checks = _checks(p, args.checks)
     return args
+
+
+def _checks(p: argparse.ArgumentParser, value: str) -> tuple[str, ...]:
+    from tests.contract import runner
+
+    named = {"contract": runner.CHECKS, "all": runner.ALL_CHECKS}
+    if value in named:
+        return named[value]
+    checks = tuple(c.strip() for c in value.split(",") if c.strip())
+    if unknown := set(checks) - set(runner.ALL_CHECKS):
+        p.error(f"unknown checks: {', '.join(sorted(unknown))}")
+    return checks
 
 
 def _operation_count(base_url: str) -> int:
@@ -112,7 +133,12 @@ def _run_role(role_name: str, args, env, workroot: Path) -> dict:
         max_examples = max(1, math.ceil(args.examples / operations))
         log(f"{role}: schemathesis, {max_examples} random cases per operation ({operations})")
         result = runner.run(
-            base_url, world, role, max_examples=max_examples, workdir=workdir / "schemathesis"
+            base_url,
+            world,
+            role,
+            max_examples=max_examples,
+            workdir=workdir / "schemathesis",
+            checks=args.checks,
         )
     finally:
         stop_gunicorn(proc, log=log)
@@ -180,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                 "config": {
                     "examples_per_role": args.examples,
                     "seed": runner.SEED,
-                    "checks": list(runner.CHECKS),
+                    "checks": list(args.checks),
                     "phases": list(runner.PHASES),
                 },
                 "roles": roles,

@@ -14,7 +14,7 @@ import math
 import re
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Union
 
 import orjson
 from pydantic import (
@@ -25,9 +25,12 @@ from pydantic import (
     Field,
     Strict,
     StringConstraints,
+    TypeAdapter,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
+from typing_extensions import TypeAliasType
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:\-]*$"
 NAME_REFUSED = "must be letters, digits and _ . : - only, beginning with a letter or digit"
@@ -95,6 +98,31 @@ def _plain_json(value: Any, depth: int = 0) -> Any:
         for item in value:
             _plain_json(item, depth + 1)
     return value
+
+
+# What _plain_json accepts, for the published schema only (validation stays _plain_json's):
+# no NUL in any text or key at any depth. Keys say it with "not", since pydantic turns a
+# key pattern into patternProperties, which leaves other keys free. The depth limit JSON
+# Schema cannot say short of nesting the schema 32 times.
+_NUL_FREE_KEY = Annotated[str, WithJsonSchema({"type": "string", "not": {"pattern": "\\u0000"}})]
+_NUL_FREE_TEXT = Annotated[str, WithJsonSchema({"type": "string", "pattern": "^[^\\u0000]*$"})]
+PlainJSON = TypeAliasType(
+    "PlainJSON",
+    # Union: the alias names itself in quotes, which | cannot join.
+    Union[  # noqa: UP007
+        _NUL_FREE_TEXT, float, bool, list["PlainJSON"], dict[_NUL_FREE_KEY, "PlainJSON"], None
+    ],
+)
+
+
+class _JsonSchemaOf:
+    """Publishes ``kind``'s JSON Schema for a field that validates otherwise."""
+
+    def __init__(self, kind: Any):
+        self.kind = kind
+
+    def __get_pydantic_json_schema__(self, core_schema, handler):
+        return handler(TypeAdapter(self.kind).core_schema)
 
 
 # Text fields refuse NUL with a pattern rather than with _no_nul: pydantic checks a pattern
@@ -211,7 +239,33 @@ ShortText = Annotated[SafeText, StringConstraints(max_length=500)]
 ByValue = Strict(False)
 
 
+def _tool_rules() -> list[dict]:
+    """_fits_its_tool's rules between fields, in JSON Schema, for the published schema:
+    which tools take a match, an outcome (and which ones) and factors. That the exact
+    matches are no more than the matches, JSON Schema cannot say."""
+
+    def when_tool(tools, then: dict) -> dict:
+        tool = {"enum": sorted(tools)} if len(tools) > 1 else {"const": next(iter(tools))}
+        return {"if": {"properties": {"tool": {"not": tool}}}, "then": {"properties": then}}
+
+    rules = [
+        when_tool(SEARCH_TOOLS, {"match": {"type": "null"}}),
+        when_tool({Tool.DISCOVERY}, {"factors": {"maxItems": 0}}),
+    ]
+    for tool in Tool:
+        outcomes = sorted(OUTCOMES.get(tool, ()))
+        rules.append(
+            {
+                "if": {"properties": {"tool": {"const": tool.value}}},
+                "then": {"properties": {"outcome": {"enum": [*outcomes, None]}}},
+            }
+        )
+    return rules
+
+
 class EvidenceEntryIn(_Strict):
+    model_config = ConfigDict(json_schema_extra={"allOf": _tool_rules()})
+
     tool: Annotated[Tool, ByValue]
     query: ShortText = ""
     # What the call was about: a symbol, a phrase or a file. Entries about the same target
@@ -221,9 +275,10 @@ class EvidenceEntryIn(_Strict):
     match_count: Annotated[int, Field(ge=0)] = 0
     exact_match_count: Annotated[int, Field(ge=0)] = 0
     outcome: Annotated[Outcome, ByValue] | None = None
-    factors: Annotated[list[Annotated[DiscoveryFactor, ByValue]], Field(max_length=4)] = Field(
-        default_factory=list
-    )
+    factors: Annotated[
+        list[Annotated[DiscoveryFactor, ByValue]],
+        Field(max_length=4, json_schema_extra={"uniqueItems": True}),
+    ] = Field(default_factory=list)
     recovery: bool = False
     error: bool = False
     sources: Annotated[list[ShortText], Field(max_length=100)] = Field(default_factory=list)
@@ -369,7 +424,9 @@ class OutputSubmission(_Strict):
     requires_fact_check: bool = False
     evidence: EvidenceIn | None = None
     provenance: ProvenanceIn | None = None
-    metadata: Annotated[dict[str, Any], AfterValidator(_plain_json)] = Field(default_factory=dict)
+    metadata: Annotated[
+        dict[str, Any], AfterValidator(_plain_json), _JsonSchemaOf(dict[_NUL_FREE_KEY, PlainJSON])
+    ] = Field(default_factory=dict)
 
     @field_validator("validators")
     @classmethod

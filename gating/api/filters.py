@@ -2,14 +2,34 @@ from datetime import UTC
 
 import django_filters
 from django import forms
+from django.core.validators import MaxValueValidator
 from django.db.models import F, Q
 from django_filters.fields import IsoDateTimeField, ModelChoiceField
+from drf_spectacular.utils import extend_schema_field
 
+from gating.api.strict import empty_query_values
 from gating.models import Output, ReviewItem, TaskType
 from gating.scorers.interval import WIDE_INTERVAL, WIDE_TOLERANCE
 from gating.scoring import Decision
 from gating.selectors import queue_open_items
-from gating.submissions import identifier_problem
+from gating.submissions import IDENTIFIER_PATTERN, identifier_problem
+
+# What the API's filters take, as the schema states it: the same definitions check them.
+IDENTIFIER_SCHEMA = {"type": "string", "minLength": 1, "pattern": IDENTIFIER_PATTERN}
+# A score filter's bound: django-filter's own for numbers, which a float column can compare.
+SCORE_FILTER_MAX = 1e50
+SCORE_SCHEMA = {"type": "number", "format": "double", "maximum": SCORE_FILTER_MAX}
+
+
+class StrictFilterForm(forms.Form):
+    """A filter set's form for the API: a filter given empty is refused by name
+    (gating.api.strict), where django-filter would skip it."""
+
+    def clean(self):
+        cleaned = super().clean()
+        for name, messages in empty_query_values(self.data, self.fields).items():
+            self.add_error(name, messages)
+        return cleaned
 
 
 class UtcDateTimeField(IsoDateTimeField):
@@ -51,6 +71,7 @@ class IdentifierField(forms.CharField):
         _refuse_bad_identifier(value)
 
 
+@extend_schema_field(IDENTIFIER_SCHEMA)
 class IdentifierFilter(django_filters.CharFilter):
     field_class = IdentifierField
 
@@ -61,10 +82,17 @@ class TaskTypeChoiceField(ModelChoiceField):
         return super().to_python(value)
 
 
+@extend_schema_field(IDENTIFIER_SCHEMA)
 class TaskTypeFilter(django_filters.ModelChoiceFilter):
     """A task type by name; the pages show the choices."""
 
     field_class = TaskTypeChoiceField
+
+
+@extend_schema_field(SCORE_SCHEMA)
+class ScoreFilter(django_filters.NumberFilter):
+    def get_max_validator(self):
+        return MaxValueValidator(SCORE_FILTER_MAX)
 
 
 class OutputFilter(django_filters.FilterSet):
@@ -78,6 +106,7 @@ class OutputFilter(django_filters.FilterSet):
     class Meta:
         model = Output
         fields = ["task_type", "model", "decision", "status", "created_after", "created_before"]
+        form = StrictFilterForm
 
 
 class ReviewItemFilter(django_filters.FilterSet):
@@ -85,8 +114,8 @@ class ReviewItemFilter(django_filters.FilterSet):
 
     task_type = TaskTypeFilter(queryset=TaskType.objects.all(), to_field_name="name")
     model = IdentifierFilter()
-    score_min = django_filters.NumberFilter(field_name="score", lookup_expr="gte")
-    score_max = django_filters.NumberFilter(field_name="score", lookup_expr="lt")
+    score_min = ScoreFilter(field_name="score", lookup_expr="gte")
+    score_max = ScoreFilter(field_name="score", lookup_expr="lt")
     kind = django_filters.ChoiceFilter(choices=ReviewItem.Kind.choices, method="filter_kind")
     # A choice rather than a BooleanFilter, whose form quietly ignores values like "yes".
     uncertain = django_filters.ChoiceFilter(
@@ -100,6 +129,7 @@ class ReviewItemFilter(django_filters.FilterSet):
     class Meta:
         model = ReviewItem
         fields = ["task_type", "model", "score_min", "score_max", "kind", "uncertain"]
+        form = StrictFilterForm
 
     def filter_uncertain(self, queryset, name, value):
         # interval.is_wide in SQL. An output without an interval is not wide: the width is

@@ -15,6 +15,7 @@ from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.response import Response
 
 from gating.api.responses import Page
+from gating.api.strict import refuse_empty_query_values
 
 _BAD_CURSOR = "Invalid cursor: pass a next or previous link's cursor unchanged."
 
@@ -41,6 +42,8 @@ class StrictCursorPagination(CursorPagination):
         return int(raw)
 
     def decode_cursor(self, request) -> Cursor | None:
+        # DRF reads an empty cursor as the first page.
+        refuse_empty_query_values(request.query_params, [self.cursor_query_param])
         try:
             cursor = super().decode_cursor(request)
         except NotFound:

@@ -19,7 +19,12 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from gating import reviews, selectors
-from gating.api.filters import ReviewItemFilter, queue_filterset
+from gating.api.filters import (
+    IDENTIFIER_SCHEMA,
+    SCORE_SCHEMA,
+    ReviewItemFilter,
+    queue_filterset,
+)
 from gating.api.pagination import QueueCursorPagination
 from gating.api.permissions import require_perm
 from gating.api.responses import (
@@ -39,11 +44,11 @@ from gating.scorers.interval import WIDE_INTERVAL
 
 _CAN_REVIEW = [IsAuthenticated, require_perm("gating.review_items")]
 _FILTER_PARAMS = [
-    OpenApiParameter("task_type", str, description="Task type name"),
-    OpenApiParameter("model", str),
-    OpenApiParameter("score_min", float, description="Score at least this"),
-    OpenApiParameter("score_max", float, description="Score below this"),
-    OpenApiParameter("kind", str, enum=["review", "audit", "second", "adjudication"]),
+    OpenApiParameter("task_type", IDENTIFIER_SCHEMA, description="Task type name"),
+    OpenApiParameter("model", IDENTIFIER_SCHEMA),
+    OpenApiParameter("score_min", SCORE_SCHEMA, description="Score at least this"),
+    OpenApiParameter("score_max", SCORE_SCHEMA, description="Score below this"),
+    OpenApiParameter("kind", str, enum=ReviewItem.Kind.values),
     OpenApiParameter(
         "uncertain",
         str,
@@ -60,20 +65,22 @@ _CONFLICT = OpenApiResponse(
 )
 
 
-def _filtered_items(data) -> QuerySet[ReviewItem]:
-    """The queue narrowed by the filters in ``data``; 400 naming each bad filter."""
-    filterset = queue_filterset(data)
+def _filtered_items(data, items: QuerySet[ReviewItem] | None = None) -> QuerySet[ReviewItem]:
+    """The open queue (or ``items``) narrowed by the filters in ``data``; 400 naming each
+    bad filter."""
+    filterset = queue_filterset(data) if items is None else ReviewItemFilter(data, items)
     if not filterset.is_valid():
         raise ValidationError(filterset.errors)
     return filterset.qs
 
 
-def _filters_from(request, body) -> dict:
-    """The queue filters from the query string and the (already validated) body: the pages'
-    forms post them."""
-    data = request.query_params.dict()
-    data.update({k: v for k, v in body.initial_data.items() if k in ReviewItemFilter.base_filters})
-    return data
+def _items_filtered_by(request, body) -> QuerySet[ReviewItem]:
+    """The open queue under the filters of the query string and of the (already validated)
+    body, where the pages' forms post them. Both apply: a filter given in each narrows to
+    what meets both, and neither is overridden unchecked."""
+    items = _filtered_items(request.query_params)
+    sent = {k: v for k, v in body.initial_data.items() if k in ReviewItemFilter.base_filters}
+    return _filtered_items(sent, items) if sent else items
 
 
 def _valid_body(serializer_class, request):
@@ -130,11 +137,11 @@ def queue_summary(request):
 @parser_classes(_PARSERS)
 @renderer_classes(RENDERERS)
 def queue_claim(request):
-    filters = _filters_from(request, _valid_body(QueueFilters, request))
+    items = _items_filtered_by(request, _valid_body(QueueFilters, request))
     # The answer is built in the claim's transaction: one that cannot be built undoes the
     # claim, rather than leave the item under a lease its reviewer never saw.
     with transaction.atomic():
-        item = reviews.item_claim(reviewer=request.user, items=_filtered_items(filters))
+        item = reviews.item_claim(reviewer=request.user, items=items)
         if item is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         prior_reviews = selectors.item_prior_reviews(item)
@@ -212,7 +219,7 @@ def queue_decision(request, item_id: int):
 def queue_bulk_decision(request):
     body = _valid_body(BulkDecisionSerializer, request)
     data = body.validated_data
-    items = _filtered_items(_filters_from(request, body))
+    items = _items_filtered_by(request, body)
     if data["dry_run"]:
         matched = selectors.bulk_decision_count(items)
         return Response(BulkDecisionResult(outputs=matched, dry_run=True))

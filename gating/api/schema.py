@@ -1,6 +1,7 @@
 """The OpenAPI schema's additions: the bearer scheme, the error statuses every
-operation can answer, added by rule from what the operation is, and that bodies and
-answers hold their declared fields only.
+operation can answer, added by rule from what the operation is, that bodies and answers
+hold their declared fields only, and that no query parameter is given empty
+(gating.api.strict).
 
 Each view documents its own answers (2xx, and a 409 where a domain conflict can happen);
 ``error_responses`` adds the statuses that follow from the framework and the middleware,
@@ -62,6 +63,7 @@ def error_responses(result, generator, request, public):
             )
         _refuse_unknown_fields(operation, schemas)
         _answers_exact(operation, schemas)
+        _no_empty_query_values(operation)
     return result
 
 
@@ -101,6 +103,20 @@ def _refuse_unknown_fields(operation: dict, schemas: dict) -> None:
         component = schemas.get(ref.rsplit("/", 1)[-1])
         if component is not None and component.get("type") == "object":
             component.setdefault("additionalProperties", False)
+
+
+def _no_empty_query_values(operation: dict) -> None:
+    """A query parameter given empty is refused (gating.api.strict): a text parameter's
+    value, or each of a list's, is at least one character long. A choice's enum and a
+    number leave the empty value out already."""
+    for parameter in operation.get("parameters", []):
+        if parameter["in"] != "query":
+            continue
+        schema = parameter["schema"]
+        if schema.get("type") == "array":
+            schema = schema.get("items", {})
+        if schema.get("type") == "string" and "enum" not in schema:
+            schema.setdefault("minLength", 1)
 
 
 def _answers_exact(operation: dict, schemas: dict) -> None:

@@ -1,8 +1,11 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from gating import scorers, services
+from gating.api.filters import IDENTIFIER_SCHEMA, SCORE_FILTER_MAX
 from gating.api.strict import StrictModelSerializer, StrictSerializer
-from gating.models import Review, TaskType
+from gating.models import Review, ReviewItem, TaskType
+from gating.submissions import identifier_problem
 
 
 class DecisionSerializer(StrictSerializer):
@@ -24,16 +27,31 @@ class DecisionSerializer(StrictSerializer):
     note = serializers.CharField(required=False, allow_blank=True, max_length=5_000, default="")
 
 
+@extend_schema_field(IDENTIFIER_SCHEMA)
+class IdentifierInput(serializers.CharField):
+    """A name, as the ingest stores it (gating.submissions.identifier_problem)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(trim_whitespace=False, **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if problem := identifier_problem(value):
+            raise serializers.ValidationError(problem)
+        return value
+
+
 class QueueFilters(StrictSerializer):
     """The queue's filters, which may come in the body as well as in the query string."""
 
-    # Typed here, for the strict body; their values are checked by ReviewItemFilter.
+    # Typed here as the query string's are (gating.api.filters), for the strict body and
+    # its schema; ReviewItemFilter then reads them as it reads the query string.
 
-    task_type = serializers.CharField(required=False, trim_whitespace=False)
-    model = serializers.CharField(required=False, trim_whitespace=False)
-    score_min = serializers.FloatField(required=False)
-    score_max = serializers.FloatField(required=False)
-    kind = serializers.CharField(required=False)
+    task_type = IdentifierInput(required=False)
+    model = IdentifierInput(required=False)
+    score_min = serializers.FloatField(required=False, max_value=SCORE_FILTER_MAX)
+    score_max = serializers.FloatField(required=False, max_value=SCORE_FILTER_MAX)
+    kind = serializers.ChoiceField(choices=ReviewItem.Kind.values, required=False)
     uncertain = serializers.ChoiceField(choices=["true", "false"], required=False)
 
 

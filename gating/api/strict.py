@@ -1,5 +1,6 @@
-"""Strict request bodies for the DRF serializers: the one place that refuses what a write
-cannot take, instead of DRF's habit of ignoring it or coercing it.
+"""Strict request bodies for the DRF serializers, and strict query strings: the one place
+that refuses what a request cannot take, instead of DRF's habit of ignoring it or coercing
+it.
 
 - A key that is not a writable field of the serializer is refused by name: unknown and
   read-only fields alike. An ignored field is a silent half-applied edit.
@@ -9,14 +10,21 @@ cannot take, instead of DRF's habit of ignoring it or coercing it.
   Django's CSRF field is not one of them.
 
 The ingest endpoints do the same with pydantic's strict models (gating.submissions).
+
+A query parameter given with an empty value (``?model=``) is refused by name, not read as
+absent: an empty value is most often a client's unset variable, and taking it as no filter
+would widen the answer, for a bulk decision to every held output. The schema says so
+(gating.api.schema gives each text parameter a minLength of 1). The pages read their
+forms, whose empty fields mean "any", and leave those out before filtering.
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from django.http import QueryDict
 from rest_framework import serializers
 
 UNKNOWN_FIELD = "Unknown field."
+EMPTY_VALUE = "Must not be empty: leave the parameter out instead."
 READ_ONLY_FIELD = "Read-only field: it cannot be written."
 _CSRF_FORM_FIELD = "csrfmiddlewaretoken"
 
@@ -74,6 +82,19 @@ class StrictInput:
             elif not is_form and (message := _json_type_error(field, data[key])):
                 refused[key] = [message]
         return refused
+
+
+def empty_query_values(query: Mapping, names: Iterable[str]) -> dict[str, list[str]]:
+    """Each of ``names`` that ``query`` gives with an empty value (any of its values, for
+    a parameter given more than once), with the message to answer under it."""
+    getlist = getattr(query, "getlist", lambda name: [query[name]])
+    return {name: [EMPTY_VALUE] for name in names if name in query and "" in getlist(name)}
+
+
+def refuse_empty_query_values(query: Mapping, names: Iterable[str] | None = None) -> None:
+    """A 400 naming each of ``names`` (by default every parameter) given empty."""
+    if refused := empty_query_values(query, query.keys() if names is None else names):
+        raise serializers.ValidationError(refused)
 
 
 class StrictSerializer(StrictInput, serializers.Serializer):

@@ -1,3 +1,4 @@
+import django_filters
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, serializers
@@ -6,6 +7,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from gating import selectors as gating_selectors
+from gating.api.filters import StrictFilterForm
 from gating.api.permissions import require_perm
 from gating.api.responses import RENDERERS, Detail
 from gating.api.strict import StrictSerializer
@@ -83,12 +85,19 @@ class AlertSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class AlertFilter(django_filters.FilterSet):
+    class Meta:
+        model = Alert
+        fields = ["state", "rule"]
+        form = StrictFilterForm
+
+
 class AlertList(generics.ListAPIView):
     """Alerts, newest first; ``?state=open`` (or acknowledged, resolved) and ``?rule=``."""
 
     serializer_class = AlertSerializer
     permission_classes = [IsAuthenticated, require_perm("learning.view_alert")]
-    filterset_fields = ["state", "rule"]
+    filterset_class = AlertFilter
 
     def get_queryset(self):
         return Alert.objects.select_related("acknowledged_by").order_by("-first_seen", "-id")
