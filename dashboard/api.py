@@ -33,6 +33,7 @@ from dashboard.filters import CUSTOM, EARLIEST, LATEST, PRESETS, DashboardFilter
 from dashboard.metrics import METRICS, metric_rows
 from gating.api.permissions import require_perm
 from gating.api.responses import ModelJSONRenderer, ResponseModel
+from gating.api.strict import refuse_empty_query_values
 
 FILTER_PARAMETERS = ("range", "since", "until", "task_type", "model")
 # DRF's own: it picks the renderer.
@@ -290,6 +291,9 @@ class MetricDetail(_MetricsView):
         if name not in METRICS:
             raise NotFound(f"No metric {name!r}: GET /api/v1/metrics/ lists them.")
         _refuse_unknown(request.query_params, FILTER_PARAMETERS)
+        # As the API's other filters: an empty value is a mistake named, not "absent" (an
+        # empty since would silently widen the window to the default).
+        refuse_empty_query_values(request.query_params)
         dashboard_filter = filter_parse(request.query_params, **selectors.filter_choices())
         result = MetricResult(
             metric=name,

@@ -244,3 +244,11 @@ def test_an_accept_header_naming_nothing_we_write_gets_json(lead_api):
 
     assert response.status_code == 200
     assert response["Content-Type"] == "application/json"
+
+
+@pytest.mark.parametrize("parameter", ["since", "until", "range", "task_type", "model"])
+def test_an_empty_filter_value_is_named_not_read_as_absent(lead_api, parameter):
+    response = lead_api.get("/api/v1/metrics/outputs-by-decision/", {parameter: ""})
+
+    assert response.status_code == 400
+    assert list(response.json()) == [parameter]
