@@ -121,9 +121,11 @@ def score_and_gate(primary: Scorer, output: ScorerInput, *, shadow: bool = True)
     shadows: dict[str, dict] = {}
     if shadow:
         for scorer in _SCORERS:
-            if scorer is primary or not scorer.applies(output):
+            if scorer is primary:
                 continue
             try:
+                if not scorer.applies(output):
+                    continue
                 rating = scorer.rate(output)
                 scoring.require_finite(score=rating.score)
             # A shadow never decides, so a failing one only goes unsaid.
