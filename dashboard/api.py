@@ -29,8 +29,17 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from dashboard import selectors
-from dashboard.filters import CUSTOM, EARLIEST, LATEST, PRESETS, DashboardFilter, filter_parse
+from dashboard.filters import (
+    CUSTOM,
+    FIRST_YEAR,
+    LAST_YEAR,
+    PRESETS,
+    TIME_PATTERN,
+    DashboardFilter,
+    filter_parse,
+)
 from dashboard.metrics import METRICS, metric_rows
+from gating.api.filters import IDENTIFIER_SCHEMA
 from gating.api.permissions import require_perm
 from gating.api.responses import ModelJSONRenderer, ResponseModel
 from gating.api.strict import refuse_empty_query_values
@@ -227,7 +236,10 @@ class MetricSchema(AutoSchema):
 
 
 _CHOICES = ", ".join([*PRESETS, CUSTOM])
-_YEARS = f"from {EARLIEST:%Y-%m-%d} to {LATEST:%Y-%m-%d} UTC"
+_YEARS = f"written with a year from {FIRST_YEAR} to {LAST_YEAR}"
+# The filter's own rules, as the schema states them: the same definitions check them.
+_TIME_SCHEMA = {"type": "string", "format": "date-time", "pattern": TIME_PATTERN}
+_IDENTIFIERS_SCHEMA = {"type": "array", "items": IDENTIFIER_SCHEMA}
 
 
 @extend_schema(
@@ -242,26 +254,24 @@ _YEARS = f"from {EARLIEST:%Y-%m-%d} to {LATEST:%Y-%m-%d} UTC"
         ),
         OpenApiParameter(
             "since",
-            OpenApiTypes.DATETIME,
+            _TIME_SCHEMA,
             description=f"ISO 8601; no offset is UTC; {_YEARS}. Default: 7 days before until.",
         ),
         OpenApiParameter(
             "until",
-            OpenApiTypes.DATETIME,
+            _TIME_SCHEMA,
             description=f"ISO 8601, later than since (the range is [since, until)); {_YEARS}. "
             "Default: now.",
         ),
         OpenApiParameter(
             "task_type",
-            OpenApiTypes.STR,
-            many=True,
+            _IDENTIFIERS_SCHEMA,
             explode=True,
             description="Repeat for several; none means all. Each must be known.",
         ),
         OpenApiParameter(
             "model",
-            OpenApiTypes.STR,
-            many=True,
+            _IDENTIFIERS_SCHEMA,
             explode=True,
             description="Repeat for several; none means all. Each must be one the rollups "
             "have seen.",

@@ -11,10 +11,13 @@ Parameters (all optional; an empty value counts as absent, as a form sends its e
   A preset does not read ``since`` and ``until``, so that the filter bar's form can keep them
   filled while a preset is picked.
 * ``since``, ``until``: ISO 8601 times, converted to UTC; a time with no offset is UTC (what
-  the filter bar's inputs, labelled UTC, send), a date alone is its midnight. Each lies in
-  [EARLIEST, LATEST]. The range is [since, until): ``until`` must be later than ``since``.
-  A missing ``until`` is now; a missing ``since`` is 7 days before ``until``.
-* ``task_type``, ``model``: repeated for several; none means all. Each must be known.
+  the filter bar's inputs, labelled UTC, send), a date alone is its midnight. Each is
+  written with its year from FIRST_YEAR to LAST_YEAR (TIME_PATTERN). The range is
+  [since, until): ``until`` must be later than ``since``. A missing ``until`` is now; a
+  missing ``since`` is 7 days before ``until``.
+* ``task_type``, ``model``: repeated for several; none means all. Each must be known, and
+  is held to the ingest's rule for identifiers (no spaces at its ends, no control
+  characters): a name no output can have is refused as such, not trimmed into another.
 
 No parameter may hold a NUL character: PostgreSQL's text cannot, so a query with one could
 only fail.
@@ -31,6 +34,7 @@ from datetime import UTC, datetime, timedelta
 from urllib.parse import urlencode
 
 from gating.exceptions import FieldInvalid
+from gating.submissions import identifier_problem
 
 PRESETS: dict[str, tuple[timedelta, str]] = {
     "24h": (timedelta(hours=24), "Last 24 hours"),
@@ -40,12 +44,15 @@ PRESETS: dict[str, tuple[timedelta, str]] = {
 }
 DEFAULT_PRESET = "7d"
 CUSTOM = "custom"
-# The times a filter may name. Nothing Gatehouse keeps is older than the floor, and both
-# bounds leave room for the windows pages take around a range (the PSI's baseline week
-# before since, the last day before until, the day a range's start rounds up to), so that
-# no arithmetic on a filter's times leaves the years a datetime can hold.
-EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
-LATEST = datetime(9999, 1, 1, tzinfo=UTC)
+# The years a filter's time may be written in. Nothing Gatehouse keeps is older than the
+# first, and both leave room for any offset and for the windows pages take around a range
+# (the PSI's baseline week before since, the last day before until, the day a range's start
+# rounds up to), so that no arithmetic on a filter's times leaves the years a datetime holds.
+# The rule is on the year as written, so that a pattern can state it: the API's schema
+# publishes TIME_PATTERN, and the same pattern is the check.
+FIRST_YEAR, LAST_YEAR = 2000, 9998
+TIME_PATTERN = r"^(?:[2-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-"
+_TIME_YEAR = re.compile(TIME_PATTERN, re.ASCII)
 # Long enough for any name Gatehouse stores, short enough to quote in a message.
 _QUOTED_LENGTH = 100
 # ASCII digits only: str.isdigit() also takes "²", which int() refuses, and other scripts'
@@ -148,14 +155,14 @@ def filter_query(dashboard_filter: DashboardFilter) -> str:
 def parameter_text(query: Mapping, name: str) -> str:
     """A page's own text parameter: its last value, stripped; "" when absent or empty.
     Raises FilterInvalid naming it for a NUL character."""
-    return _one(query, name) or ""
+    return (_one(query, name) or "").strip()
 
 
 def parameter_whole(query: Mapping, name: str, message: str) -> int | None:
     """A page's own whole-number parameter (an id, say): ASCII digits, at most a bigint;
     None when absent or empty. Raises FilterInvalid naming it, with ``message``, otherwise."""
-    text = _one(query, name)
-    if text is None:
+    text = (_one(query, name) or "").strip()
+    if not text:
         return None
     if not _DIGITS.fullmatch(text) or int(text) > _BIGINT_MAX:
         raise FilterInvalid(name, message)
@@ -170,7 +177,8 @@ def _values(query: Mapping, name: str) -> list[str]:
         values = [] if value is None else [value] if isinstance(value, str) else list(value)
     if any("\x00" in value for value in values):
         raise FilterInvalid(name, f"{name} cannot hold a NUL character.")
-    return [value.strip() for value in values if value.strip()]
+    # Empty is absent, as a form sends its empty fields; anything else is read as written.
+    return [value for value in values if value]
 
 
 def _one(query: Mapping, name: str) -> str | None:
@@ -180,27 +188,25 @@ def _one(query: Mapping, name: str) -> str | None:
 
 
 def _time(text: str, name: str) -> datetime:
+    if not _TIME_YEAR.match(text):
+        raise FilterInvalid(
+            name,
+            f"{name} is not a time from {FIRST_YEAR} to {LAST_YEAR}: {_quote(text)}. "
+            "Use ISO 8601, e.g. 2025-05-01T09:30Z.",
+        )
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
         raise FilterInvalid(
             name, f"{name} is not a time: {_quote(text)}. Use ISO 8601, e.g. 2025-05-01T09:30Z."
         ) from None
-    try:
-        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-    except OverflowError:  # 0001-01-01T00:00+01:00 is in year 0 in UTC
-        moment = None
-    if moment is None or not EARLIEST <= moment <= LATEST:
-        raise FilterInvalid(
-            name,
-            f"{name} is out of range: {_quote(text)}. Use a time from {EARLIEST:%Y-%m-%d} "
-            f"to {LATEST:%Y-%m-%d} (UTC).",
-        )
-    return moment
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def _known(names: list[str], known: set[str], name: str, what: str) -> tuple[str, ...]:
     for value in names:
+        if problem := identifier_problem(value):
+            raise FilterInvalid(name, f"{name} {problem}: {_quote(value)}.")
         if value not in known:
             raise FilterInvalid(name, f"Unknown {what} {_quote(value)}.")
     return tuple(sorted(set(names)))

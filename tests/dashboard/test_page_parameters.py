@@ -39,21 +39,51 @@ def refusal(query: str) -> FilterInvalid:
         ("until=0001-01-01T05:00", "until"),
         ("since=0001-01-01T00:00&until=0001-01-01T05:00", "since"),
         ("since=9999-12-31T05:00&until=9999-12-31T23:00", "since"),
-        ("until=9999-12-31", "until"),
+        ("until=9999-01-01", "until"),
         ("since=0001-01-01T00:00%2B01:00", "since"),
+        ("since=%202025-05-01", "since"),
+        ("since=20250501T000000", "since"),
     ],
 )
 def test_a_time_outside_the_years_a_filter_takes_is_refused_by_name(query, name):
     error = refusal(query)
     assert error.field == name
-    assert "2000-01-01" in str(error)
+    assert "2000 to 9998" in str(error)
 
 
-def test_the_earliest_and_latest_times_are_taken():
+def test_the_first_and_last_years_are_taken_at_any_offset():
     f = filter_parse(
-        QueryDict("since=2000-01-01&until=9999-01-01"), task_types=[], models=[], now=NOW
+        QueryDict("since=2000-01-01T00:00%2B23:59&until=9998-12-31T23:59-23:59"),
+        task_types=[],
+        models=[],
+        now=NOW,
     )
-    assert (f.since.year, f.until.year) == (2000, 9999)
+    assert (f.since, f.until) == (
+        datetime(1999, 12, 31, 0, 1, tzinfo=UTC),
+        datetime(9999, 1, 1, 23, 58, tzinfo=UTC),
+    )
+
+
+def test_the_schema_pattern_is_the_rule_for_every_year():
+    # The pattern the API's schema publishes decides: each year from 1 to 9999, written as
+    # a date, is taken exactly when it lies in the years the docs name (2000 to 9998).
+    for year in range(1, 10000):
+        text = f"{year:04d}-06-15"
+        query = QueryDict(f"since={text}&until={year:04d}-06-16")
+        try:
+            filter_parse(query, task_types=[], models=[], now=NOW)
+            taken = True
+        except FilterInvalid:
+            taken = False
+        assert taken == (2000 <= year <= 9998), text
+
+
+@pytest.mark.parametrize("query", ["model=%20gpt-small", "model=gpt-small%20", "model=gpt%09small"])
+def test_a_model_name_no_output_can_have_is_refused_not_trimmed(query):
+    # Trimmed, " gpt-small" would quietly read as the model "gpt-small".
+    error = refusal(query)
+    assert error.field == "model"
+    assert "Unknown" not in str(error)
 
 
 @pytest.mark.parametrize("name", ["range", "since", "until", "task_type", "model"])
