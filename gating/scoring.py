@@ -452,8 +452,9 @@ def scores_many(
 
     One column per validator: ``reported[i, j]`` and ``passed[i, j]`` say whether output i
     reported validator j and whether it passed; ``weights[j]`` and ``is_fact_check[j]``
-    describe validator j. ``bonus`` is each output's task accuracy bonus (its pair's
-    ``task_accuracy_bonus``).
+    describe validator j. The flags (``reported``, ``passed``, ``is_fact_check``,
+    ``requires_fact_check``) are booleans. ``bonus`` is each output's task accuracy bonus
+    (its pair's ``task_accuracy_bonus``).
 
     An output whose arithmetic leaves the finite numbers scores SCORE_MIN, as the gate's
     fault_result does: it is held, never approved."""
@@ -464,9 +465,9 @@ def scores_many(
         earned = (counted * passed).sum(axis=1)
         fraction = np.divide(earned, total, out=np.zeros_like(total), where=total > 0)
         base = base_score(fraction, np.asarray(input_clarity), np.asarray(coherence))
-        fact_check_failed = (reported & ~passed & np.asarray(is_fact_check, dtype=bool)).any(axis=1)
+        fact_check_failed = (reported & ~passed & np.asarray(is_fact_check)).any(axis=1)
         penalty = np.where(
-            np.asarray(requires_fact_check, dtype=bool) & fact_check_failed,
+            np.asarray(requires_fact_check) & fact_check_failed,
             HALLUCINATION_PENALTY,
             0.0,
         )

@@ -113,6 +113,93 @@ def test_rescoring_many_holds_what_overflows_and_warns_of_nothing():
     assert scores.tolist() == [scoring.SCORE_MIN, scoring.SCORE_MIN]
 
 
+def test_a_fault_is_held_at_the_lowest_score_with_every_term_at_zero():
+    # Written out by hand: a held output whose terms said "all passed" or "bonus earned"
+    # would tell its reviewer the opposite of what happened. The pair has half the cold
+    # start's reviews, so the thresholds shown are raised by half the margin of 1.
+    result = scoring.fault_result("x: boom", GatePolicy(), PairHistory(reviewed=10), scorer="x-v1")
+
+    assert result == scoring.GateResult(
+        score=0.0,
+        base_score=0.0,
+        decision=Decision.PENDING_REVIEW,
+        review_threshold=4.5,
+        approve_threshold=7.5,
+        pass_fraction=0.0,
+        task_accuracy_bonus=0.0,
+        hallucination_penalty=0.0,
+        impacts=[scoring.Impact(scoring.FAULT_FACTOR, 0.0, "x: boom")],
+        reasons=["Scoring fault (x: boom): held for review, whatever the thresholds say."],
+        scorer="x-v1",
+        fault="x: boom",
+    )
+
+
+def _one_validator_each(**fields):
+    # Two outputs, one validator of weight 2 (an integer, as a caller may pass one): the
+    # first passed it, the second did not report it at all.
+    values = {
+        "reported": np.array([[True], [False]]),
+        "passed": np.array([[True], [False]]),
+        "weights": [2],
+        "is_fact_check": np.array([False]),
+        "input_clarity": np.array([1.0, 1.0]),
+        "coherence": np.array([1.0, 1.0]),
+        "requires_fact_check": np.array([False, False]),
+    }
+    return scoring.scores_many(**(values | fields))
+
+
+def test_rescoring_many_reads_integer_weights_and_no_bonus_by_default():
+    scores = _one_validator_each()
+
+    # By hand (docs/gate.md): all passed, with full clarity and coherence, is 8 + 0.5 + 1.5;
+    # no validator reported leaves the validator term at 0. No bonus: nothing is added.
+    assert scores.tolist() == pytest.approx([10.0, 2.0])
+
+
+def test_rescoring_many_gives_an_output_with_no_validators_a_validator_term_of_zero():
+    # np.divide leaves the entries it skips as it found them: unless they start at 0, an
+    # output with no validators reported would take whatever the memory held before.
+    # Freeing an array of sevens first makes that memory likely to be reused.
+    rows = 4096
+    leftover = np.full(rows, 7.0)
+    del leftover
+    scores = scoring.scores_many(
+        reported=np.zeros((rows, 1), dtype=bool),
+        passed=np.zeros((rows, 1), dtype=bool),
+        weights=np.array([1.0]),
+        is_fact_check=np.array([False]),
+        input_clarity=np.ones(rows),
+        coherence=np.ones(rows),
+        requires_fact_check=np.zeros(rows, dtype=bool),
+    )
+    assert scores.tolist() == [pytest.approx(2.0)] * rows
+
+
+@pytest.mark.parametrize(
+    "terms",
+    [
+        {"input_clarity": np.array([math.nan, 1.0])},
+        {"coherence": np.array([math.inf, 1.0])},
+        {"bonus": np.array([math.nan, 0.0])},
+        {"bonus": np.array([math.inf, 0.0])},
+    ],
+    ids=["clarity nan", "coherence inf", "bonus nan", "bonus inf"],
+)
+def test_rescoring_many_holds_an_output_with_any_term_not_a_number(terms):
+    # Only the first output's term is broken: it alone falls to the lowest score.
+    assert _one_validator_each(**terms).tolist() == pytest.approx([0.0, 2.0])
+
+
+@pytest.mark.parametrize(("clarity", "expected"), [(-100.0, 0.0), (100.0, 10.0)])
+def test_rescoring_many_keeps_scores_on_the_scale_whatever_the_terms(clarity, expected):
+    # Clarity lies on 0-1 at ingest; should a caller pass more, the score still stays on
+    # the scale, as score_output's clamp keeps it.
+    scores = _one_validator_each(input_clarity=np.array([clarity, clarity]))
+    assert scores.tolist() == [expected, expected]
+
+
 # ----------------------------------------------------------- a scorer that breaks
 
 

@@ -1,10 +1,13 @@
 """The registry's promises: the validators scorer's label is the one the gate records, and
 a task type naming a scorer this version does not have still gets its outputs scored."""
 
+from datetime import UTC, datetime
+
 import pytest
 
 from gating import scorers, scoring
 from gating.models import Output
+from gating.scorers.base import ScorerInput
 from tests.factories import SubmissionFactory, TaskTypeFactory
 
 
@@ -23,3 +26,54 @@ def test_a_scorer_that_is_gone_gives_way_to_validators(gateway_api):
     assert data["scorer"] == scoring.SCORER_NAME
     assert data["reasons"][0].startswith("This task type's scorer is not in this version")
     assert Output.objects.count() == 1
+
+
+def test_an_unknown_scorer_is_named_in_the_error():
+    with pytest.raises(scorers.UnknownScorer) as caught:
+        scorers.get("retired_scorer")
+    assert caught.value.args == ("retired_scorer",)
+
+
+_INPUT = ScorerInput(
+    validators=(),
+    input_clarity=1.0,
+    coherence=1.0,
+    requires_fact_check=False,
+    pair=scoring.PairHistory(),
+    policy=scoring.GatePolicy(),
+    now=datetime(2026, 11, 28, tzinfo=UTC),
+)
+
+
+class _Raising:
+    name, version, description = "raising", "2", ""
+
+    def __init__(self, error):
+        self.error = error
+
+    def applies(self, output):
+        return True
+
+    def score(self, output):
+        raise self.error
+
+
+def test_a_scorer_that_breaks_is_logged_by_name_with_its_traceback(caplog):
+    output = _INPUT
+    scorers.score_and_gate(_Raising(ZeroDivisionError("x")), output, shadow=False)
+
+    [record] = caplog.records
+    assert record.getMessage() == "Scorer raising failed; the output is held for review."
+    assert record.exc_info[0] is ZeroDivisionError
+
+
+def test_a_fault_the_scorer_named_itself_is_held_without_a_traceback(caplog):
+    # A ScoringFault is a finding (a non-finite term, a score off the scale), said in the
+    # output's reasons and alerted on; only an unexpected exception is a bug worth a log.
+    output = _INPUT
+    result = scorers.score_and_gate(
+        _Raising(scoring.ScoringFault("term is nan")), output, shadow=False
+    ).result
+
+    assert result.fault == "raising: term is nan"
+    assert caplog.records == []
