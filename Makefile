@@ -111,6 +111,9 @@ bench: $(STAMP)
 # learning/cycles.py only _start and cycles_resume (the rest of it is older and not covered
 # here). Each pattern also matches its functions' names, by which mutmut picks the tests of
 # its clean run. `mutmut results` leaves out the other mutants of cycles.py: not checked.
+# The scoring path's property tests draw this many examples a test in a mutation run, where
+# the suite draws 150: each surviving mutant runs them all, and they were most of its time.
+MUTANTS_FUZZ_EXAMPLES := 25
 MUTANTS := 'gating.scoring.*' 'gating.scorers.*' 'gating.outbox.*' 'gating.users.*' 'gating.api.strict.*' \
 	'learning.cycles.x__start*' 'learning.cycles.x_cycles_resume*' \
 	'learning.statistics.certify.*' 'learning.statistics.weights.*' \
@@ -121,7 +124,7 @@ MUTANTS := 'gating.scoring.*' 'gating.scorers.*' 'gating.outbox.*' 'gating.users
 ## Mutation testing (docs/reliability.md): the figures, then each mutant tested that was not killed.
 mutants: $(STAMP)
 	rm -rf mutants
-	$(BIN)/mutmut run $(MUTANTS)
+	GATEHOUSE_FUZZ_EXAMPLES=$(MUTANTS_FUZZ_EXAMPLES) $(BIN)/mutmut run $(MUTANTS)
 	$(BIN)/mutmut results | grep -v '^ *learning\.cycles\..*: not checked$$' || true
 
 clean:
