@@ -87,6 +87,51 @@ def test_a_trusted_pair_ties_at_the_cap():
     assert sum(points.values()) == pytest.approx(10.0)
 
 
+def test_the_penalty_and_the_bonus_are_explained_term_by_term():
+    # What a reviewer reads, worked by hand: each validator earns 8 / 4 = 2 points when it
+    # passes; base 6 + 0.5 + 1.5 = 8; the penalty takes 0.5 x 8 and the bonus adds 0.5 x 8.
+    scored = SCORER.score(output([FACTS_FAILED, *OTHERS, ValidatorOutcome("length", True)]))
+
+    assert scored.summary == "75% of the validators' weight passed; base 8.00 × 1.000 (ADR-0003)."
+    assert [tuple(impact) for impact in scored.explanation] == [
+        ("validator:facts", 0.0, "failed, 2.00 points not earned"),
+        ("validator:schema", 2.0, "passed (weight 1)"),
+        ("validator:grammar", 2.0, "passed (weight 1)"),
+        ("validator:length", 2.0, "passed (weight 1)"),
+        ("input_clarity", 0.5, "1 × 0.5"),
+        ("coherence", 1.5, "1 × 1.5"),
+        (
+            "hallucination_penalty",
+            -4.0,
+            "fact check required and facts failed: penalty 0.5 × base 8.00",
+        ),
+        ("task_accuracy_bonus", 4.0, "accuracy 95% over 40 reviews: bonus 0.500 × base 8.00"),
+    ]
+
+
+def test_the_clamp_is_explained_with_the_score_it_cut():
+    # Base 6 + 0.4 + 0.9 = 7.3; x 1.5 = 10.95, cut by 0.95 to 10.
+    validators = [FACTS, *OTHERS, ValidatorOutcome("length", False)]
+    scored = SCORER.score(output(validators, clarity=0.8, coherence=0.6))
+
+    assert scored.summary == "75% of the validators' weight passed; base 7.30 × 1.500 (ADR-0003)."
+    assert [(i.factor, i.detail) for i in scored.explanation][-4:] == [
+        ("input_clarity", "0.8 × 0.5"),
+        ("coherence", "0.6 × 1.5"),
+        ("task_accuracy_bonus", "accuracy 95% over 40 reviews: bonus 0.500 × base 7.30"),
+        ("clamp", "clamped to [0, 10] from 10.95"),
+    ]
+    assert [i.points for i in scored.explanation][-4:] == pytest.approx([0.4, 0.9, 3.65, -0.95])
+
+
+def test_a_term_that_is_not_a_number_is_named_in_the_fault():
+    # A weight the writer refuses (1e308 twice overflows their sum), should one be stored:
+    # the fault names the first term that left the finite numbers.
+    huge = [ValidatorOutcome("a", True, 1e308), ValidatorOutcome("b", True, 1e308)]
+    with pytest.raises(scoring.ScoringFault, match="^pass_fraction is nan$"):
+        SCORER.score(output(huge))
+
+
 def test_the_bonus_is_weighted_by_the_pairs_reviews():
     # 10 reviews, all approved: 0.5 x min(1, 10/20) = 0.25; 7.3 x 1.25 = 9.125.
     validators = [FACTS, *OTHERS, ValidatorOutcome("length", False)]
