@@ -463,7 +463,8 @@ def scores_many(
         counted = reported * np.asarray(weights, dtype=float)
         total = counted.sum(axis=1)
         earned = (counted * passed).sum(axis=1)
-        fraction = np.divide(earned, total, out=np.zeros_like(total), where=total > 0)
+        # No validator reported: a fraction of 0 (0 / inf), as pass_fraction gives.
+        fraction = earned / np.where(total > 0, total, np.inf)
         base = base_score(fraction, np.asarray(input_clarity), np.asarray(coherence))
         fact_check_failed = (reported & ~passed & np.asarray(is_fact_check)).any(axis=1)
         penalty = np.where(

@@ -160,22 +160,33 @@ def test_rescoring_many_reads_integer_weights_and_no_bonus_by_default():
 
 
 def test_rescoring_many_gives_an_output_with_no_validators_a_validator_term_of_zero():
-    # np.divide leaves the entries it skips as it found them: unless they start at 0, an
-    # output with no validators reported would take whatever the memory held before.
-    # Freeing an array of sevens first makes that memory likely to be reused.
-    rows = 4096
-    leftover = np.full(rows, 7.0)
-    del leftover
+    # 0 / 0 would be NaN, and a NaN fraction is a fault: such an output would fall to 0.
+    assert _one_validator_each().tolist()[1] == pytest.approx(2.0)
     scores = scoring.scores_many(
-        reported=np.zeros((rows, 1), dtype=bool),
-        passed=np.zeros((rows, 1), dtype=bool),
+        reported=np.zeros((3, 1), dtype=bool),
+        passed=np.zeros((3, 1), dtype=bool),
         weights=np.array([1.0]),
         is_fact_check=np.array([False]),
-        input_clarity=np.ones(rows),
-        coherence=np.ones(rows),
-        requires_fact_check=np.zeros(rows, dtype=bool),
+        input_clarity=np.ones(3),
+        coherence=np.ones(3),
+        requires_fact_check=np.zeros(3, dtype=bool),
     )
-    assert scores.tolist() == [pytest.approx(2.0)] * rows
+    assert scores.tolist() == [pytest.approx(2.0)] * 3
+
+
+def test_rescoring_many_divides_by_any_total_weight_above_zero():
+    # Weights of 0.25 and 0.5: the first passed, so the fraction is a third, however small
+    # the total: 8 / 3 + 2.
+    scores = scoring.scores_many(
+        reported=np.array([[True, True]]),
+        passed=np.array([[True, False]]),
+        weights=np.array([0.25, 0.5]),
+        is_fact_check=np.array([False, False]),
+        input_clarity=np.ones(1),
+        coherence=np.ones(1),
+        requires_fact_check=np.zeros(1, dtype=bool),
+    )
+    assert scores.tolist() == [pytest.approx(8 / 3 + 2)]
 
 
 @pytest.mark.parametrize(

@@ -128,7 +128,7 @@ def test_a_term_that_is_not_a_number_is_named_in_the_fault():
     # A weight the writer refuses (1e308 twice overflows their sum), should one be stored:
     # the fault names the first term that left the finite numbers.
     huge = [ValidatorOutcome("a", True, 1e308), ValidatorOutcome("b", True, 1e308)]
-    with pytest.raises(scoring.ScoringFault, match="^pass_fraction is nan$"):
+    with pytest.raises(scoring.ScoringFault, match=r"^pass_fraction is nan$"):
         SCORER.score(output(huge))
 
 
