@@ -1,6 +1,7 @@
 """The registry's promises: the validators scorer's label is the one the gate records, and
 a task type naming a scorer this version does not have still gets its outputs scored."""
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -77,3 +78,56 @@ def test_a_fault_the_scorer_named_itself_is_held_without_a_traceback(caplog):
 
     assert result.fault == "raising: term is nan"
     assert caplog.records == []
+
+
+class _Levelled:
+    """A scorer that rates in levels, as the evidence scorers do, and gives an interval,
+    as the interval scorer does: a level whose own decision is to hold."""
+
+    name, version, description = "levelled", "3", ""
+
+    def applies(self, output):
+        return True
+
+    def score(self, output):
+        return scorers.Scored(
+            score=9.5,
+            summary="level: thin",
+            interval=(9.0, 9.8),
+            level="thin",
+            decision=scoring.Decision.PENDING_REVIEW,
+        )
+
+    def rate(self, output):
+        return scorers.Rating(9.5, "thin", (9.0, 9.8))
+
+
+# Past the cold start, with no raise for a new pair: only the level or the score decides.
+_PAST_COLD_START = replace(
+    _INPUT, policy=scoring.GatePolicy(task_type_reviewed=10**6, cold_start_margin=0.0)
+)
+
+
+def test_a_levels_own_decision_takes_the_thresholds_place():
+    # 9.5 is above the approve threshold 7, but the level says hold.
+    result = scorers.score_and_gate(_Levelled(), _PAST_COLD_START, shadow=False).result
+
+    assert result.decision is scoring.Decision.PENDING_REVIEW
+    assert result.reasons[0] == "level: thin"
+    assert result.scorer == "levelled-v3"
+
+
+def test_a_shadow_keeps_its_score_level_and_interval(monkeypatch):
+    monkeypatch.setattr(scorers, "_SCORERS", (*scorers._SCORERS, _Levelled()))
+
+    # Shadow scoring is on unless asked off: every output is scored by every scorer.
+    scoring_ = scorers.score_and_gate(scorers.REGISTRY[scorers.DEFAULT], _PAST_COLD_START)
+
+    assert scoring_.shadow["levelled"] == {
+        "version": "3",
+        "score": 9.5,
+        "level": "thin",
+        "interval": [9.0, 9.8],
+    }
+    # The validators scorer gives no interval: the shadow's is the output's.
+    assert scoring_.interval == (9.0, 9.8)
