@@ -353,6 +353,79 @@ def test_explanation_gives_each_step_on_the_lower_bound():
     assert result.score == pytest.approx(1.8)
     # upper 0.84 * 0.5 * 0.9 * 0.8 = 0.3024
     assert result.interval == pytest.approx((1.8, 3.024))
+    assert [impact.detail for impact in result.explanation] == [
+        "strongest source 0.60 × 10",
+        "2 source types of 3 for full credit: × 0.833",
+        "× 0.500 after staleness",
+        "weight 0.000 × 0.1: × 1.000, on the upper bound only",
+        "weight 0.500 × 0.2: × 0.900",
+        "× 0.800",
+    ]
+    assert result.summary == (
+        "Interval 0.18–0.30 from 2 sources of 2 types, 1 contradiction, decayed to 50% by "
+        "staleness, instance trust 0.80; scored at its lower bound, 1.80."
+    )
+
+
+def test_one_fresh_source_is_explained_in_the_singular_and_not_stale():
+    # 0.9 alone, one type: lower 0.9 * 2/3 = 0.6, upper 0.9.
+    result = scored(claim(source(0.9)))
+    assert [impact.detail for impact in result.explanation][1:3] == [
+        "1 source type of 3 for full credit: × 0.667",
+        "not stale: × 1",
+    ]
+    assert result.summary == (
+        "Interval 0.60–0.90 from 1 source of 1 type; scored at its lower bound, 6.00."
+    )
+
+
+def test_the_inputs_name_every_step_and_projection():
+    result = scored(claim(*TWO_TYPES, supporting=[claim(source(0.5), strength=0.5)]))
+    assert set(result.inputs) == {
+        "aggregate_lower",
+        "aggregate_upper",
+        "diversity",
+        "staleness_factor",
+        "support_weight",
+        "support_boost",
+        "contradiction_weight",
+        "contradiction_penalty",
+        "instance_trust",
+        "lower",
+        "upper",
+        "midpoint",
+        "width",
+        "conservative_score",
+        "midpoint_score",
+        "optimistic_score",
+        "width_points",
+        "wide",
+        "sources",
+        "source_types",
+        "supporting",
+        "contradicting",
+    }
+    # Two sources of two types, one supporting claim of 0.5 at strength 0.5.
+    assert (result.inputs["aggregate_lower"], result.inputs["aggregate_upper"]) == (
+        pytest.approx(0.5),
+        pytest.approx(0.84),
+    )
+    assert result.inputs["support_weight"] == pytest.approx(0.25)
+    assert [
+        result.inputs[k] for k in ("sources", "source_types", "supporting", "contradicting")
+    ] == [
+        2,
+        2,
+        1,
+        0,
+    ]
+
+
+def test_an_output_without_provenance_is_refused_by_name():
+    with pytest.raises(
+        ValueError, match=r"^the interval scorer reads provenance, and this output has none$"
+    ):
+        SCORER.score(scorer_input(None))
 
 
 def test_explanation_shows_the_order_guard():
@@ -361,6 +434,10 @@ def test_explanation_shows_the_order_guard():
     factors = [impact.factor for impact in result.explanation]
     assert factors[-1] == "clamp"
     assert sum(impact.points for impact in result.explanation) == pytest.approx(result.score)
+    clamp = result.explanation[-1]
+    assert clamp.detail == "lower bound kept within [0, 1] and no higher than the upper"
+    # In points: 10 x (the upper, 1 - 0.9 in floats, less the lower before the guard).
+    assert clamp.points == pytest.approx(10 * ((1 - 0.9) - 0.1), rel=1e-6)
 
 
 def test_inputs_are_json():
@@ -385,6 +462,7 @@ def test_wide_interval_flag():
     assert WIDE_INTERVAL == 3.0
     assert is_wide(3.0)
     assert is_wide(2.9999999999999996)  # 3 in exact arithmetic
+    assert is_wide(WIDE_INTERVAL - interval.WIDE_TOLERANCE)  # the SQL filter's edge
     assert not is_wide(2.99)
 
 
