@@ -2,6 +2,7 @@
 penalty), 0, 10)`` with the validators scorer's terms, every value worked by hand from the
 ADR; registered, so that it scores every output in shadow and a task type can choose it."""
 
+import math
 from datetime import UTC, datetime
 
 import pytest
@@ -130,6 +131,10 @@ def test_a_term_that_is_not_a_number_is_named_in_the_fault():
     huge = [ValidatorOutcome("a", True, 1e308), ValidatorOutcome("b", True, 1e308)]
     with pytest.raises(scoring.ScoringFault, match=r"^pass_fraction is nan$"):
         SCORER.score(output(huge))
+    # Clarity arrives checked on 0-1; should an infinite one reach the scorer, the base is
+    # the first term to leave the finite numbers.
+    with pytest.raises(scoring.ScoringFault, match=r"^base_score is inf$"):
+        SCORER.score(output(OTHERS, clarity=math.inf))
 
 
 def test_the_bonus_is_weighted_by_the_pairs_reviews():

@@ -80,6 +80,9 @@ def test_a_fault_the_scorer_named_itself_is_held_without_a_traceback(caplog):
     assert caplog.records == []
 
 
+_LEVEL_IMPACT = scoring.Impact("level", 9.5, "thin evidence")
+
+
 class _Levelled:
     """A scorer that rates in levels, as the evidence scorers do, and gives an interval,
     as the interval scorer does: a level whose own decision is to hold."""
@@ -93,6 +96,7 @@ class _Levelled:
         return scorers.Scored(
             score=9.5,
             summary="level: thin",
+            explanation=(_LEVEL_IMPACT,),
             interval=(9.0, 9.8),
             level="thin",
             decision=scoring.Decision.PENDING_REVIEW,
@@ -109,12 +113,40 @@ _PAST_COLD_START = replace(
 
 
 def test_a_levels_own_decision_takes_the_thresholds_place():
-    # 9.5 is above the approve threshold 7, but the level says hold.
-    result = scorers.score_and_gate(_Levelled(), _PAST_COLD_START, shadow=False).result
+    # 9.5 is above the approve threshold 7, but the level says hold. Half the validators'
+    # weight passed; a scorer other than validators has no bonus or penalty terms.
+    given = replace(
+        _PAST_COLD_START,
+        validators=(scoring.ValidatorOutcome("a", True), scoring.ValidatorOutcome("b", False)),
+    )
+    result = scorers.score_and_gate(_Levelled(), given, shadow=False).result
 
     assert result.decision is scoring.Decision.PENDING_REVIEW
-    assert result.reasons[0] == "level: thin"
+    assert result.reasons == ["level: thin", "Level thin: held for review."]
     assert result.scorer == "levelled-v3"
+    assert (result.pass_fraction, result.task_accuracy_bonus, result.hallucination_penalty) == (
+        0.5,
+        0.0,
+        0.0,
+    )
+    assert result.impacts == [_LEVEL_IMPACT]
+
+
+def test_a_scorer_that_does_not_apply_gives_way_and_says_why():
+    # The evidence scorer reads evidence, which this output lacks.
+    result = scorers.score_and_gate(
+        scorers.get("evidence_quality"), _PAST_COLD_START, shadow=False
+    ).result
+    assert result.scorer == scoring.SCORER_NAME
+    assert result.reasons[0] == (
+        "The payload lacks what evidence_quality reads, so the validators scorer scored it."
+    )
+
+    gone = scorers.score_and_gate(scorers.MISSING, _PAST_COLD_START, shadow=False).result
+    assert gone.reasons[0] == (
+        "This task type's scorer is not in this version of Gatehouse, so the validators "
+        "scorer scored it."
+    )
 
 
 def test_a_shadow_keeps_its_score_level_and_interval(monkeypatch):
