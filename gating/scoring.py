@@ -460,7 +460,7 @@ def scores_many(
     fault_result does: it is held, never approved."""
     # Overflow is caught below, per output, rather than warned about for the whole array.
     with np.errstate(all="ignore"):
-        counted = reported * np.asarray(weights, dtype=float)
+        counted = reported * np.asarray(weights)
         total = counted.sum(axis=1)
         earned = (counted * passed).sum(axis=1)
         # No validator reported: a fraction of 0 (0 / inf), as pass_fraction gives.
