@@ -428,6 +428,31 @@ def test_an_output_without_provenance_is_refused_by_name():
         SCORER.score(scorer_input(None))
 
 
+def test_every_intermediate_value_is_kept_for_the_record():
+    # The step example above: upper 0.84, halved by staleness to 0.42; contradiction x 0.9:
+    # 0.378; instance trust x 0.8: 0.3024. The lower: 0.25 x 0.9 = 0.225; x 0.8 = 0.18.
+    terms = interval.confidence_interval(
+        ProvenanceIn.model_validate(
+            claim(
+                *TWO_TYPES,
+                tier="task",
+                staleness_at=ago(timedelta(days=3)),
+                contradicting=[claim(source(0.5), strength=1.0)],
+                instance_trust=0.8,
+            )
+        ),
+        NOW,
+    )
+    assert (terms.adjusted_lower, terms.adjusted_upper) == (
+        pytest.approx(0.225),
+        pytest.approx(0.378),
+    )
+    assert (terms.trusted_lower, terms.trusted_upper) == (
+        pytest.approx(0.18),
+        pytest.approx(0.3024),
+    )
+
+
 def test_explanation_shows_the_order_guard():
     # lower 0.1 before the guard, 0.09999999999999998 after: a clamp term of about -2e-16
     result = scored(claim(source(0.1, "a"), source(0.0, "b"), source(0.0, "c")))

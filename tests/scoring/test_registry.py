@@ -163,3 +163,10 @@ def test_a_shadow_keeps_its_score_level_and_interval(monkeypatch):
     }
     # The validators scorer gives no interval: the shadow's is the output's.
     assert scoring_.interval == (9.0, 9.8)
+
+
+def test_an_output_no_scorer_gives_an_interval_has_none():
+    # None, not merely something false: the type says a pair of bounds or None.
+    assert (
+        scorers.score_and_gate(scorers.REGISTRY[scorers.DEFAULT], _PAST_COLD_START).interval is None
+    )
