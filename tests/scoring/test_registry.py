@@ -170,3 +170,17 @@ def test_an_output_no_scorer_gives_an_interval_has_none():
     assert (
         scorers.score_and_gate(scorers.REGISTRY[scorers.DEFAULT], _PAST_COLD_START).interval is None
     )
+
+
+def test_a_failing_shadow_is_logged_by_name_and_the_next_one_still_scores(monkeypatch, caplog):
+    validators_scorer = scorers.REGISTRY[scorers.DEFAULT]
+    monkeypatch.setattr(
+        scorers, "_SCORERS", (validators_scorer, _Raising(ValueError("x")), _Levelled())
+    )
+
+    shadows = scorers.score_and_gate(validators_scorer, _PAST_COLD_START).shadow
+
+    assert list(shadows) == ["levelled"]
+    [record] = caplog.records
+    assert record.getMessage() == "Shadow scorer raising failed; its score is left out."
+    assert record.exc_info[0] is ValueError
