@@ -58,6 +58,9 @@ class _Raising:
     def score(self, output):
         raise self.error
 
+    def rate(self, output):
+        raise self.error
+
 
 def test_a_scorer_that_breaks_is_logged_by_name_with_its_traceback(caplog):
     output = _INPUT
