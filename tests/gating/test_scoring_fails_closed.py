@@ -114,6 +114,35 @@ def test_rescoring_many_holds_what_overflows_and_warns_of_nothing():
     assert scores.tolist() == [scoring.SCORE_MIN, scoring.SCORE_MIN]
 
 
+def test_score_output_names_an_infinite_base_as_the_base():
+    # Clarity arrives checked on 0-1; should an infinite one reach the formula, the fault
+    # names the first term that left the finite numbers.
+    with pytest.raises(scoring.ScoringFault, match=r"^base_score is inf$"):
+        scoring.score_output(
+            validators=[],
+            input_clarity=math.inf,
+            coherence=1.0,
+            requires_fact_check=False,
+            pair=PairHistory(),
+            policy=PAST_COLD_START,
+        )
+
+
+def test_a_level_that_would_be_approved_with_auto_approval_off_says_so():
+    ruling = scoring.gate(
+        9.5,
+        GatePolicy(auto_approve=False, task_type_reviewed=10**6),
+        TRUSTED_PAIR,
+        level="strong",
+        level_decision=Decision.APPROVED,
+    )
+    assert ruling.decision is Decision.WARNING
+    assert ruling.reasons == [
+        "Level strong would be approved, but auto-approval is off for this task type: "
+        "delivered as a warning."
+    ]
+
+
 def test_a_fault_is_held_at_the_lowest_score_with_every_term_at_zero():
     # Written out by hand: a held output whose terms said "all passed" or "bonus earned"
     # would tell its reviewer the opposite of what happened. The pair has half the cold

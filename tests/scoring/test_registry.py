@@ -9,6 +9,7 @@ import pytest
 from gating import scorers, scoring
 from gating.models import Output
 from gating.scorers.base import ScorerInput
+from gating.submissions import ProvenanceIn
 from tests.factories import SubmissionFactory, TaskTypeFactory
 
 
@@ -187,3 +188,24 @@ def test_a_failing_shadow_is_logged_by_name_and_the_next_one_still_scores(monkey
     [record] = caplog.records
     assert record.getMessage() == "Shadow scorer raising failed; its score is left out."
     assert record.exc_info[0] is ValueError
+
+
+def test_the_deciding_scorers_interval_is_the_outputs_and_a_fault_has_none():
+    assert scorers.score_and_gate(_Levelled(), _PAST_COLD_START, shadow=False).interval == (
+        9.0,
+        9.8,
+    )
+    faulted = scorers.score_and_gate(_Raising(ValueError("x")), _PAST_COLD_START, shadow=False)
+    assert faulted.interval is None
+
+
+def test_a_shadow_applies_to_the_output_it_is_given():
+    # One source of 0.9, one type: the interval scorer's bounds are 6.0 and 9.0.
+    given = replace(
+        _PAST_COLD_START,
+        provenance=ProvenanceIn.model_validate(
+            {"sources": [{"source_type": "extraction", "confidence": 0.9}]}
+        ),
+    )
+    shadows = scorers.score_and_gate(scorers.REGISTRY[scorers.DEFAULT], given).shadow
+    assert shadows["interval"]["interval"] == [pytest.approx(6.0), pytest.approx(9.0)]
