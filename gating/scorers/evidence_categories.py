@@ -108,7 +108,7 @@ def _stem(text: str) -> str:
     """A file's name without directory or extension, or the text itself when it is a symbol,
     so that a read of ``src/MemoryManager.h`` and a grep for ``MemoryManager`` meet."""
     stem = text.strip().strip(_QUOTES).strip()
-    stem = stem.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
+    stem = stem.rpartition("/")[2].rpartition("\\")[2]
     base, dot, suffix = stem.rpartition(".")
     if dot and base and len(suffix) <= 5 and suffix.isalnum() and suffix[0].isalpha():
         return base

@@ -119,7 +119,10 @@ def test_errors_only_is_no_evidence():
     )
     assert result.score == 0.0
     assert result.inputs["categories"] == {}
-    assert "errored" in result.summary
+    assert result.summary == "Insufficient evidence: every tool call errored (0.00)."
+    assert [(impact.factor, impact.points, impact.detail) for impact in result.explanation] == [
+        ("errors", 0.0, "2 errored tool calls count for nothing")
+    ]
 
 
 def test_every_tool_empty_is_no_evidence():
@@ -131,7 +134,7 @@ def test_every_tool_empty_is_no_evidence():
     )
     assert 0.0 <= result.score <= 2.4
     assert result.score == 0.0
-    assert "empty" in result.summary
+    assert result.summary == "Insufficient evidence: every tool call came back empty (0.00)."
 
 
 def test_a_discovery_that_found_no_factor_is_no_evidence():
@@ -423,9 +426,62 @@ def test_the_summary_names_the_search_and_read_target_among_equals():
     assert result.inputs["bonus"] == pytest.approx(0.15)
 
 
+# One search tool (0.65) and a confirmed read (0.80): base = 4.025 / 5.5 = 0.731818.
+# Meeting on one target adds 0.15 of the distance to 1.0: 0.772045, the strong band.
+MET = 7.72045
+NOT_MET = 7.31818
+
+
+@pytest.mark.parametrize(
+    ("searched", "path", "score", "summary"),
+    [
+        # docs/scoring.md's example: every directory goes, not only the first.
+        (
+            '"MemoryManager"',
+            "src/core/MemoryManager.h",
+            MET,
+            "Strong evidence: read and search agree on MemoryManager (0.77).",
+        ),
+        # Five characters is still a short extension.
+        (
+            "Toolchain",
+            "cmake/Toolchain.cmake",
+            MET,
+            "Strong evidence: read and search agree on Toolchain (0.77).",
+        ),
+        # Only the last extension goes: engine.pb.h and engine.pb.cc are one unit.
+        (
+            "engine.pb.cc",
+            "gen/engine.pb.h",
+            MET,
+            "Strong evidence: read and search agree on engine.pb (0.77).",
+        ),
+        # Six characters is not a short extension: build.gradle is not the symbol build.
+        (
+            "build",
+            "app/build.gradle",
+            NOT_MET,
+            "Adequate evidence: read and search found results, on no shared target (0.73).",
+        ),
+        # A name that starts with a dot is all name, no extension: it is kept whole.
+        (
+            ".gitignore",
+            ".gitignore",
+            MET,
+            "Strong evidence: read and search agree on .gitignore (0.77).",
+        ),
+    ],
+)
+def test_which_file_names_meet_a_search(searched, path, score, summary):
+    result = scored(search("find", searched), read(path))
+    assert result.score == pytest.approx(score, abs=1e-4)
+    assert result.summary == summary
+
+
 def test_different_targets_earn_no_bonus():
     result = scored(search("grep", "MemoryManager"), read("src/MemoryPool.h", "MemoryPool"))
-    assert result.inputs["convergence"]["categories"] == []
+    # No shared target: nothing named, not even a placeholder.
+    assert result.inputs["convergence"] == {"term": "", "categories": [], "search_and_read": False}
     assert result.inputs["bonus"] == 0.0
 
 
@@ -492,6 +548,14 @@ def test_a_recovery_in_a_new_weak_category_does_not_lower_the_score():
     result = scored(*FIND_READ_GREP_READ, tool("cmake", "failed", "MemoryManager", recovery=True))
     assert result.score == pytest.approx(8.3)
     assert result.inputs["recovery_left_out"] is True
+    # The reviewer is told why the failed build is missing from the categories.
+    factors = [impact.factor for impact in result.explanation]
+    assert factors == ["read", "search", "convergence", "recovery"]
+    left_out = result.explanation[-1]
+    assert (left_out.points, left_out.detail) == (
+        0.0,
+        "recovery calls left out: they would have lowered the score",
+    )
 
 
 def test_a_worse_recovery_in_the_same_category_changes_nothing():
@@ -572,6 +636,74 @@ def test_the_explanation_adds_up_to_the_score():
         [4.3636, 3.6364, 0.30], abs=1e-4
     )
     assert sum(impact.points for impact in result.explanation) == pytest.approx(result.score)
+
+
+@pytest.mark.parametrize(
+    ("entry", "summary"),
+    [
+        # 0.50 * 1.0 / 2.0 = 0.25, the seed's "discovery only" at the bottom of its weak band.
+        (discovery(2), "Weak evidence: only discovery found results (0.25)."),
+        # 3.0 * 0.55 / 3.0 = 0.55, a read without search at the bottom of the adequate band.
+        (read("src/MemoryManager.h"), "Adequate evidence: only read found results (0.55)."),
+    ],
+)
+def test_a_result_on_a_band_floor_is_in_that_band(entry, summary):
+    assert scored(entry).summary == summary
+
+
+def test_the_documented_worked_example():
+    # docs/scoring.md ("evidence_categories", worked example): read 0.80, search 0.65, git
+    # 0.75 over 6.5, base 0.7346; all three on memorymanager, bonus 0.25: 0.8010.
+    result = scored(
+        search("grep", "MemoryManager", matches=14, match="identifier", exact_match_count=9),
+        search("find", "MemoryManager", error=True),
+        read("src/core/MemoryManager.h", "MemoryManager", outcome="top_ranked"),
+        read("src/core/MemoryManager.cpp", "MemoryManager", outcome="ranked"),
+        tool(
+            "git",
+            "log_matching",
+            "MemoryManager",
+            query="log --grep MemoryManager",
+            match_count=3,
+        ),
+        tool("gh", "empty", query="run list", recovery=True),
+    )
+    assert result.score == pytest.approx(8.00962, abs=1e-4)
+    assert result.summary == "Strong evidence: read, search and git agree on MemoryManager (0.80)."
+    # Points: 10 * 3.0 * 0.80 / 6.5, 10 * 2.5 * 0.65 / 6.5, 10 * 1.0 * 0.75 / 6.5, and
+    # 10 * 0.25 * (1 - 0.734615) for the convergence.
+    assert [impact.factor for impact in result.explanation] == [
+        "read",
+        "search",
+        "git",
+        "convergence",
+        "errors",
+    ]
+    assert [impact.points for impact in result.explanation] == pytest.approx(
+        [3.69231, 2.5, 1.15385, 0.66346, 0.0], abs=1e-4
+    )
+    assert [impact.detail for impact in result.explanation] == [
+        "read 0.80 (confirmed by search) × weight 3.0/6.5",
+        "search 0.65 (results, unconfirmed by a second search tool) × weight 2.5/6.5",
+        "git 0.75 (history found) × weight 1.0/6.5",
+        "read, search and git agree on MemoryManager: +25% of the distance to 1.0 (0.73 → 0.80)",
+        "1 errored tool call counts for nothing",
+    ]
+    assert result.inputs == {
+        "categories": {"read": 0.80, "search": 0.65, "git": 0.75},
+        "weights": pytest.approx({"read": 3.0 / 6.5, "search": 2.5 / 6.5, "git": 1.0 / 6.5}),
+        "weight_total": 6.5,
+        "base": pytest.approx(0.734615, abs=1e-6),
+        "convergence": {
+            "term": "MemoryManager",
+            "categories": ["read", "search", "git"],
+            "search_and_read": True,
+        },
+        "bonus": pytest.approx(0.25),
+        "result": pytest.approx(0.800962, abs=1e-6),
+        "recovery_left_out": False,
+        "errored_entries": 1,
+    }
 
 
 def test_the_summary_names_the_band_and_the_agreement():

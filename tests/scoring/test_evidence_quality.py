@@ -20,6 +20,7 @@ from gating.scorers.evidence_quality import (
     entry_quality,
     requirements_for,
     strength_of,
+    unmet_requirements,
 )
 from gating.scoring import Decision, GatePolicy, PairHistory
 from gating.submissions import EvidenceEntryIn, EvidenceIn, Intent
@@ -717,6 +718,13 @@ def test_nothing_required_is_complete():
     assert confidence_level({}, {}) is Level.COMPLETE
 
 
+def test_the_gap_counts_a_class_without_a_call_as_none():
+    # Like the level, the gap reads a required class nobody rated as None: FileContent is
+    # missing, so it is unmet at Moderate; FileSearch at Strong meets its Strong.
+    assert unmet_requirements(LOCATE, {FS: S}) == {FC: M}
+    assert unmet_requirements(LOCATE, {}) == LOCATE
+
+
 # --------------------------------------------------------------------------- the scorer
 
 
@@ -812,6 +820,78 @@ def test_summary_of_a_complete_level_names_the_agreement():
     )
 
 
+def test_modify_with_every_requirement_met_but_a_single_scan_is_high():
+    # Worked from seed 001's Modify row (FileSearch Strong, FileContent Strong, Discovery
+    # Moderate, Build Verified, Test Verified):
+    # - find and read both Strong on src/engine.cpp corroborate: both Verified;
+    # - one full scan is Strong, not Verified (that takes two identical scans);
+    # - the target built and all relevant tests passed: Build and Test Verified.
+    # The lowest is Discovery at Strong: High, the band 7-9's midpoint 8.0, approved. A
+    # class exactly at its requirement (Build and Test at Verified) meets it.
+    scored = _scored(
+        "modify",
+        _find("engine.cpp", "exact", target="src/engine.cpp"),
+        _read("top_ranked", "src/engine.cpp"),
+        {"tool": "discovery", "factors": FULL_SCAN},
+        BUILT,
+        ALL_PASSED,
+    )
+    assert (scored.level, scored.score, scored.decision) == ("high", 8.0, Decision.APPROVED)
+    # Five requirements met: the list runs "a, b, c, d and e".
+    assert scored.summary == (
+        "Confidence is High because Discovery is Strong, not Verified (discovery established "
+        "project_type, source_count, test_presence). Modify's requirements are met "
+        "(FileSearch at Strong, FileContent at Strong, Discovery at Moderate, Build at "
+        "Verified and Test at Verified)."
+    )
+    agree = "find and read agree on src/engine.cpp"
+    assert [(impact.factor, impact.detail) for impact in scored.explanation] == [
+        (
+            "FileSearch",
+            f"Verified, strength Low: find matched 'engine.cpp' exactly, 1 result; {agree}; "
+            "required at Strong: met",
+        ),
+        (
+            "FileContent",
+            f"Verified, strength None: read the top-ranked candidate, src/engine.cpp; {agree}; "
+            "required at Strong: met",
+        ),
+        (
+            "Discovery",
+            "Strong, strength None: discovery established project_type, source_count, "
+            "test_presence; required at Moderate: met",
+        ),
+        (
+            "Build",
+            "Verified, strength None: cmake built the target, and ctest passed all relevant "
+            "tests; required at Verified: met",
+        ),
+        (
+            "Test",
+            "Verified, strength None: ctest passed all relevant tests, and cmake built the "
+            "target; required at Verified: met",
+        ),
+    ]
+    assert scored.inputs == {
+        "intent": "modify",
+        "classes": {
+            "FileSearch": {"quality": "verified", "strength": "low"},
+            "FileContent": {"quality": "verified", "strength": "none"},
+            "Discovery": {"quality": "strong", "strength": "none"},
+            "Build": {"quality": "verified", "strength": "none"},
+            "Test": {"quality": "verified", "strength": "none"},
+        },
+        "requirements": {
+            "FileSearch": "strong",
+            "FileContent": "strong",
+            "Discovery": "moderate",
+            "Build": "verified",
+            "Test": "verified",
+        },
+        "level": "high",
+    }
+
+
 def test_explanation_has_one_zero_point_impact_per_class():
     scored = _scored(
         "locate",
@@ -869,8 +949,11 @@ def test_applies_only_to_evidence_with_an_intent_that_needs_some():
 
 
 def test_scoring_chat_is_refused():
-    with pytest.raises(ValueError, match="intent other than chat"):
+    with pytest.raises(ValueError) as refused:
         SCORER.score(_output("chat"))
+    # The whole message, as whoever called score() on an output it does not apply to sees it.
+    message = "evidence_quality needs evidence with an intent other than chat"
+    assert str(refused.value) == message
 
 
 def test_scorer_identity():
