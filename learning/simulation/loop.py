@@ -32,7 +32,11 @@ BLOCKS_PER_DAY = 4
 THRESHOLD_EVERY = 2  # blocks: the thresholds cycle runs every 12 hours
 VALIDATOR_NAMES = tuple(v.name for v in world.VALIDATORS)
 IS_FACT_CHECK = np.array([name in world.FACT_CHECK_VALIDATORS for name in VALIDATOR_NAMES])
-APPROVED, WARNING, HELD = range(3)
+# WITHHELD: would be approved, but delivered as a warning because the approve threshold is
+# not certified (warn_until_certified). It is audited at the approved rate, as the approve
+# threshold's evidence, in a stratum of its own.
+APPROVED, WARNING, HELD, WITHHELD = range(4)
+DECISIONS = 4
 LEAD = 0  # the reviewer who adjudicates: the accurate one
 
 
@@ -52,6 +56,9 @@ class LoopSettings:
     audit_share: float = 0.25
     lookback_days: int = 30
     replicates: int = 79  # as LEARNING_LABEL_REPLICATES
+    # The task type's switch (gating.scoring.GatePolicy): what reaches an approve threshold
+    # that the latest thresholds run did not certify is delivered as a warning.
+    warn_until_certified: bool = False
 
 
 @dataclass
@@ -61,6 +68,8 @@ class TaskState:
     audit_rate_approved: float
     weights: dict[str, float]
     last_certified: float | None = None
+    # Whether the latest thresholds run certified the approve threshold in force.
+    certified: bool = False
     not_attainable_runs: int = 0
 
 
@@ -257,10 +266,15 @@ def _gate(run: _Run, now: np.ndarray, block: int) -> None:
     for t, st in run.state.items():
         mine = run.traffic.task_type[now] == t
         idx, s = now[mine], scores[mine]
-        d = np.where(s >= st.approve, APPROVED, np.where(s >= st.review, WARNING, HELD))
+        approves = not run.settings.warn_until_certified or st.certified
+        d = np.where(
+            s >= st.approve,
+            APPROVED if approves else WITHHELD,
+            np.where(s >= st.review, WARNING, HELD),
+        )
         run.decision[idx] = d
         rate = np.select(
-            [d == APPROVED, d == WARNING],
+            [(d == APPROVED) | (d == WITHHELD), d == WARNING],
             [st.audit_rate_approved, run.settings.audit_rate_warning],
             1.0,
         )
@@ -331,7 +345,7 @@ def _cycles(run: _Run, block: int, window: np.ndarray, *, thresholds_due: bool) 
     # Audits drawn at a sparser rate than their stratum's current one are left out: the
     # bound's weight range would be theirs (see thresholds.audit_rate).
     current = np.array([state[t].audit_rate_approved for t in state])
-    sparser = (decision[window] == APPROVED) & (
+    sparser = np.isin(decision[window], (APPROVED, WITHHELD)) & (
         inclusion[window] < current[traffic.task_type[window]]
     )
     window = window[~sparser]
@@ -391,7 +405,8 @@ def _cycles(run: _Run, block: int, window: np.ndarray, *, thresholds_due: bool) 
         final = thresholds.constrain(proposals, pins={"review": False, "approve": False})
         approve = final["approve"]
         st.review, st.approve = final["review"].new, approve.new
-        if approve.state == thresholds.State.CERTIFIED:
+        st.certified = approve.state == thresholds.State.CERTIFIED
+        if st.certified:
             st.last_certified = approve.new
         st.not_attainable_runs = (
             st.not_attainable_runs + 1 if approve.state == thresholds.State.NOT_ATTAINABLE else 0
@@ -441,8 +456,8 @@ def _achieved_weights(run: _Run, window: np.ndarray, block: int) -> np.ndarray:
     drawn = np.flatnonzero(
         (run.queued_at >= 0) & (traffic.block > start) & (traffic.block <= block)
     )
-    stratum = traffic.task_type * 3 + run.decision
-    size = len(run.config.task_types) * 3
+    stratum = traffic.task_type * DECISIONS + run.decision
+    size = len(run.config.task_types) * DECISIONS
     draws = np.bincount(stratum[drawn], minlength=size)
     done = np.bincount(stratum[drawn[run.reviewed_at[drawn] >= 0]], minlength=size)
     share = np.divide(done, draws, out=np.ones(size), where=draws > 0)

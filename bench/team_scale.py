@@ -1,0 +1,139 @@
+"""Team-scale benchmark: the guarded policy where a team lives, against ground truth.
+
+Each history is ``simulate``'s default world at a team's scale (2,000 outputs a day, four
+reviewers at 12 reviews an hour through a 9-hour day: 432 reviews a day) for 30 days,
+through the closed loop of ``learning.simulation.loop``, seeded. Every seed runs twice:
+with the task types' ``warn_until_certified`` switch off and on, so that the two are
+compared on the same traffic and the same reviewers.
+
+Per history and switch it reports the targets of docs/gate.md ("Until the approve threshold
+is certified"):
+- per task type, the day its approve threshold was first certified (None: never);
+- among the last 7 days' auto-approved outputs, per task type, the true share needing an
+  edit or bad, and truly bad;
+- the shares of the last 7 days' outputs auto-approved, warned and held, and the true share
+  of bad outputs among the warnings.
+
+Output: one JSON object on stdout; progress on stderr. Run by hand, never as a timed test:
+
+    .venv/bin/python -m bench.team_scale [--histories 10] [--first-seed 3000] [--processes 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+from bench import harness
+from learning.simulation import loop, quality, world
+
+log = harness.stderr_log("team_scale")
+
+CERTIFIED_BY_DAY = 21
+ERROR_TARGET = 0.06  # alpha_edit + alpha_bad: the error the budgets allow together
+ERROR_CEILING = 0.10
+APPROVED_SHARE_TARGET = 0.25
+
+
+def first_certified_day(history: loop.History, task_type: int) -> int | None:
+    """The day (from 0) of the first thresholds run that certified the task type's approve
+    threshold, or None."""
+    for run in history.runs:
+        if run.task_type == task_type and run.approve_state == "certified":
+            return int(run.block // loop.BLOCKS_PER_DAY)
+    return None
+
+
+def one(seed: int, warn_until_certified: bool, days: int, per_day: int, per_day_reviews: int):
+    settings = loop.LoopSettings(
+        reviews_per_day=per_day_reviews, warn_until_certified=warn_until_certified
+    )
+    config = loop.history_config(seed, days=days, outputs_per_day=per_day)
+    started = time.perf_counter()
+    history = loop.run_history(config, settings)
+    last = history.last_days(quality.LAST_DAYS)
+    warned = last & np.isin(history.decision, (loop.WARNING, loop.WITHHELD))
+    return {
+        "seed": seed,
+        "warn_until_certified": warn_until_certified,
+        "seconds": round(time.perf_counter() - started, 1),
+        "certified_day": {
+            t.name: first_certified_day(history, i) for i, t in enumerate(config.task_types)
+        },
+        "approved_error": quality.approved_error(history),
+        "approved_share": round(quality.approved_share(history), 4),
+        "warned_share": round(float(warned.sum() / last.sum()), 4),
+        "held_share": round(quality.held_share(history), 4),
+        "warning_bad": round(quality.warning_bad_share(history), 5),
+    }
+
+
+def summary(rows: list[dict]) -> dict:
+    """The targets over every history of one switch setting."""
+    days = [d for row in rows for d in row["certified_day"].values()]
+    errors = [r["true_edit_or_bad"] for row in rows for r in row["approved_error"] if r["approved"]]
+    task_types = sum(len(row["approved_error"]) for row in rows)
+    return {
+        "histories": len(rows),
+        "task_type_histories": len(days),
+        "certified_by_day_21": round(
+            sum(d is not None and d <= CERTIFIED_BY_DAY for d in days) / len(days), 4
+        ),
+        "task_types_approving": len(errors),
+        "approved_error_within_6pct": round(
+            (task_types - sum(e > ERROR_TARGET for e in errors)) / task_types, 4
+        ),
+        "approved_error_max": max(errors, default=None),
+        "approved_error_above_10pct": sum(e > ERROR_CEILING for e in errors),
+        "approved_share_mean": round(float(np.mean([r["approved_share"] for r in rows])), 4),
+        "warned_share_mean": round(float(np.mean([r["warned_share"] for r in rows])), 4),
+        "held_share_mean": round(float(np.mean([r["held_share"] for r in rows])), 4),
+        "warning_bad_mean": round(float(np.mean([r["warning_bad"] for r in rows])), 5),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--histories", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=3000)
+    parser.add_argument("--days", type=int, default=30)
+    parser.add_argument("--outputs-per-day", type=int, default=2_000)
+    parser.add_argument("--reviews-per-day", type=int, default=loop.LoopSettings.reviews_per_day)
+    parser.add_argument("--processes", type=int, default=2)
+    args = parser.parse_args(argv)
+    jobs = [
+        (seed, switch, args.days, args.outputs_per_day, args.reviews_per_day)
+        for seed in range(args.first_seed, args.first_seed + args.histories)
+        for switch in (False, True)
+    ]
+    started = time.perf_counter()
+    rows = []
+    with ProcessPoolExecutor(max_workers=args.processes) as pool:
+        for row in pool.map(one, *zip(*jobs, strict=True)):
+            log(f"seed {row['seed']} switch {row['warn_until_certified']}: {row['seconds']} s")
+            rows.append(row)
+    result = {
+        "bench": "team_scale",
+        "machine": harness.machine_facts(pg_version=""),
+        "world": {
+            "outputs_per_day": args.outputs_per_day,
+            "reviews_per_day": args.reviews_per_day,
+            "days": args.days,
+            "task_types": [t.name for t in world.DEFAULT_TASK_TYPES],
+        },
+        "seconds": round(time.perf_counter() - started, 1),
+        "off": summary([r for r in rows if not r["warn_until_certified"]]),
+        "on": summary([r for r in rows if r["warn_until_certified"]]),
+        "histories": rows,
+    }
+    json.dump(result, sys.stdout, indent=2)
+    print()
+
+
+if __name__ == "__main__":
+    main()
