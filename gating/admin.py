@@ -1,4 +1,3 @@
-import json
 import re
 
 from django import forms
@@ -15,6 +14,7 @@ from django.utils.html import format_html
 from gating import services, users, webhooks
 from gating.authentication import forget_tokens
 from gating.exceptions import TaskTypeInvalid
+from gating.formatting import pretty_json
 from gating.models import (
     ApiToken,
     AuditEvent,
@@ -244,11 +244,11 @@ class ApiTokenAdmin(admin.ModelAdmin):
         forget_tokens()
 
 
-def _pretty_json(value) -> str:
+def _json_block(value) -> str:
     """JSON shown indented and escaped: it can hold model outputs, which are untrusted text."""
     if value is None:
         return "-"
-    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
+    return format_html("<pre>{}</pre>", pretty_json(value))
 
 
 class WebhookAddForm(forms.ModelForm):
@@ -418,7 +418,7 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
 
     @admin.display(description="payload")
     def payload_json(self, obj):
-        return _pretty_json(obj.payload)
+        return _json_block(obj.payload)
 
 
 @admin.register(AuditEvent)
@@ -436,11 +436,11 @@ class AuditEventAdmin(ReadOnlyAdmin):
 
     @admin.display(description="before")
     def before_json(self, obj):
-        return _pretty_json(obj.before)
+        return _json_block(obj.before)
 
     @admin.display(description="after")
     def after_json(self, obj):
-        return _pretty_json(obj.after)
+        return _json_block(obj.after)
 
 
 @admin.register(ReviewItem)

@@ -8,7 +8,6 @@ Everything from an output, its input, metadata or evidence is untrusted text: te
 show it through autoescaping only, never ``|safe``.
 """
 
-import json
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -23,6 +22,7 @@ from gating import diffs, reviews, selectors
 from gating.api.filters import ReviewItemFilter, queue_filterset
 from gating.api.serializers import BulkDecisionSerializer
 from gating.exceptions import DecisionInvalid
+from gating.formatting import pretty_json
 from gating.models import Review, ReviewItem
 from gating.scorers import interval
 
@@ -67,10 +67,6 @@ def _interval_bar(output) -> dict | None:
         "width_pct": round(max(upper - lower, 0.0) * 10, 2),
         "score_pct": round(output.score * 10, 2),
     }
-
-
-def _pretty_json(value) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
 
 
 # --------------------------------------------------------------------------- the queue
@@ -164,13 +160,13 @@ def review_page(request, item_id: int):
             "output": output,
             "now": timezone.now(),
             "prior_reviews": prior_reviews,
-            "evidence_json": None if output.evidence is None else _pretty_json(output.evidence),
+            "evidence_json": None if output.evidence is None else pretty_json(output.evidence),
             "provenance_json": (
-                None if output.provenance is None else _pretty_json(output.provenance)
+                None if output.provenance is None else pretty_json(output.provenance)
             ),
             "interval": _interval_bar(output),
             "shadow_scores": sorted(output.shadow_scores.items()),
-            "metadata_json": _pretty_json(output.metadata) if output.metadata else None,
+            "metadata_json": pretty_json(output.metadata) if output.metadata else None,
             "reject_reasons": settings.REVIEW_REJECT_REASONS,
             "filters": _filter_params(request.GET),
         },

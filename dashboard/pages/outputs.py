@@ -7,7 +7,6 @@ untrusted text: the templates show it through autoescaping only.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -24,6 +23,7 @@ from dashboard.filters import (
     parameter_text,
     parameter_whole,
 )
+from gating.formatting import pretty_json
 from gating.models import AuditEvent, Output, Review, ReviewItem, WebhookDelivery
 from gating.scoring import Decision
 from gating.selectors import outputs_visible_to
@@ -90,10 +90,6 @@ def search_parse(query) -> OutputSearch:
         score_max=score_max,
         before=parameter_whole(query, "before", "Must be an output id."),
     )
-
-
-def _pretty_json(value) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
 
 
 def _score(query, name: str) -> float | None:
@@ -218,12 +214,12 @@ def output(request, pk: int):
     )
     context = {
         "output": found,
-        "metadata": _pretty_json(found.metadata) if found.metadata else "",
-        "evidence": _pretty_json(found.evidence) if found.evidence is not None else "",
-        "provenance": _pretty_json(found.provenance) if found.provenance is not None else "",
+        "metadata": pretty_json(found.metadata) if found.metadata else "",
+        "evidence": pretty_json(found.evidence) if found.evidence is not None else "",
+        "provenance": pretty_json(found.provenance) if found.provenance is not None else "",
         "items": items,
         "reviews": reviews,
-        "events": [(e, _pretty_json(e.before), _pretty_json(e.after)) for e in events],
+        "events": [(e, pretty_json(e.before), pretty_json(e.after)) for e in events],
         "deliveries": deliveries,
     }
     return render(request, "dashboard/output.html", context)
