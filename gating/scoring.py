@@ -59,6 +59,18 @@ def require_finite(**terms: float) -> None:
             raise ScoringFault(f"{name} is {value}")
 
 
+def require_shares(**terms: float) -> None:
+    """Raise ScoringFault naming the first term that is not a share from 0 to 1 (NaN is not).
+
+    The score's terms (the validators' pass fraction, the input's clarity, the output's
+    coherence) are shares, and within them the formula stays within 0-10. Outside them (a
+    sum of weights that overflowed, a value no one checked) it could reach 10 and be
+    approved: the score is refused instead, and the output held."""
+    for name, value in terms.items():
+        if not 0.0 <= value <= 1.0:
+            raise ScoringFault(f"{name} is {value}, not a share from 0 to 1")
+
+
 class Decision(StrEnum):
     APPROVED = "approved"
     WARNING = "warning"
@@ -282,15 +294,14 @@ def score_output(
     """Score one output and decide: ADR-0003's formula, cold start and thresholds."""
     terms = _validator_terms(tuple(validators))
     fraction = terms.fraction
+    require_shares(pass_fraction=fraction, input_clarity=input_clarity, coherence=coherence)
     base = base_score(fraction, input_clarity, coherence)
     bonus = task_accuracy_bonus(pair)
     penalty = hallucination_penalty(requires_fact_check, bool(terms.failed_fact_checks))
     held_back = after_penalty(base, penalty)
-    unclamped = with_bonus(held_back, bonus)
-    require_finite(
-        pass_fraction=fraction, base_score=base, bonus=bonus, score_before_clamp=unclamped
-    )
-    score = clamp(unclamped)
+    # On shares the score is within 0-10 (final_score); the clamp takes off what rounding
+    # may add at 10, so it never shows in the explanation.
+    score = clamp(with_bonus(held_back, bonus))
 
     impacts = list(terms.impacts)
     impacts.append(
@@ -314,14 +325,10 @@ def score_output(
         impacts.append(
             Impact(
                 "task_accuracy_bonus",
-                unclamped - held_back,
+                score - held_back,
                 f"accuracy {pair.accuracy:.0%} over {pair.reviewed} reviews: "
                 f"bonus {bonus:.3f}, the odds of {held_back:.2f} in 10 × {1 + bonus:.3f}",
             )
-        )
-    if unclamped != score:
-        impacts.append(
-            Impact("clamp", score - unclamped, f"clamped to [0, 10] from {unclamped:.2f}")
         )
 
     ruling = gate(score, policy, pair)
@@ -456,8 +463,9 @@ def scores_many(
     ``requires_fact_check``) are booleans. ``bonus`` is each output's task accuracy bonus
     (its pair's ``task_accuracy_bonus``).
 
-    An output whose arithmetic leaves the finite numbers scores SCORE_MIN, as the gate's
-    fault_result does: it is held, never approved."""
+    An output with a term that is not a share from 0 to 1 (``require_shares``: a sum of
+    weights that overflowed, a NaN), or whose score is not a number, scores SCORE_MIN, as
+    the gate's fault_result does: it is held, never approved."""
     # Overflow is caught below, per output, rather than warned about for the whole array.
     with np.errstate(all="ignore"):
         counted = reported * np.asarray(weights)
@@ -473,7 +481,11 @@ def scores_many(
             0.0,
         )
         unclamped = final_score(base, np.asarray(bonus), penalty)
-        faulted = ~(np.isfinite(unclamped) & np.isfinite(base) & np.isfinite(fraction))
+        # require_shares's rule (False for NaN), per output; and a bonus that is not a
+        # number, as the caller gives it rather than task_accuracy_bonus.
+        shares = (fraction, np.asarray(input_clarity), np.asarray(coherence))
+        on_shares = np.logical_and.reduce([(share >= 0.0) & (share <= 1.0) for share in shares])
+        faulted = ~(on_shares & np.isfinite(unclamped))
     return np.where(faulted, SCORE_MIN, np.clip(unclamped, SCORE_MIN, SCORE_MAX))
 
 

@@ -30,6 +30,12 @@ def _terms(output: ScorerInput) -> _Terms:
     # pattern and the deciding validators scorer has just worked them out, so this costs a
     # few multiplications per output.
     validator = scoring._validator_terms(output.validators)
+    # As score_output does: a term that is not a share is refused, named, not clamped.
+    scoring.require_shares(
+        pass_fraction=validator.fraction,
+        input_clarity=output.input_clarity,
+        coherence=output.coherence,
+    )
     return _Terms(
         validator,
         scoring.base_score(validator.fraction, output.input_clarity, output.coherence),
@@ -55,8 +61,6 @@ class Adr0003FormulaScorer:
         return True
 
     def rate(self, output: ScorerInput) -> Rating:
-        # The clamp refuses a score that left the finite numbers; a shadow score that does
-        # is left out, so naming the term that caused it, as score does, is not needed.
         _, base, bonus, penalty = _terms(output)
         return Rating(scoring.clamp(scoring.adr0003_score(base, bonus, penalty)))
 
@@ -64,14 +68,6 @@ class Adr0003FormulaScorer:
         terms = _terms(output)
         base, bonus, penalty = terms.base, terms.bonus, terms.penalty
         unclamped = scoring.adr0003_score(base, bonus, penalty)
-        # As score_output does: a deciding score's fault names the first term that left
-        # the finite numbers.
-        scoring.require_finite(
-            pass_fraction=terms.validator.fraction,
-            base_score=base,
-            bonus=bonus,
-            score_before_clamp=unclamped,
-        )
         score = scoring.clamp(unclamped)
         impacts = [
             *terms.validator.impacts,

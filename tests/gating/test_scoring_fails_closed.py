@@ -67,8 +67,10 @@ def test_weights_whose_sum_overflows_are_held_not_approved():
     result = scoring_.result
     assert result.decision is Decision.PENDING_REVIEW
     assert result.score == scoring.SCORE_MIN
-    assert result.fault == "validators: pass_fraction is nan"
-    assert result.reasons[0].startswith("Scoring fault (validators: pass_fraction is nan)")
+    assert result.fault == "validators: pass_fraction is nan, not a share from 0 to 1"
+    assert result.reasons[0].startswith(
+        "Scoring fault (validators: pass_fraction is nan, not a share from 0 to 1)"
+    )
     assert [i.factor for i in result.impacts] == [scoring.FAULT_FACTOR]
 
 
@@ -114,18 +116,53 @@ def test_rescoring_many_holds_what_overflows_and_warns_of_nothing():
     assert scores.tolist() == [scoring.SCORE_MIN, scoring.SCORE_MIN]
 
 
-def test_score_output_names_an_infinite_base_as_the_base():
-    # Clarity arrives checked on 0-1; should an infinite one reach the formula, the fault
-    # names the first term that left the finite numbers.
-    with pytest.raises(scoring.ScoringFault, match=r"^base_score is inf$"):
+@pytest.mark.parametrize(
+    ("validators", "terms", "fault"),
+    [
+        # Clarity and coherence arrive checked on 0-1 at ingest; should one that is not
+        # reach the formula, it is named rather than capped to 10.
+        ([], {"input_clarity": math.inf}, "input_clarity is inf"),
+        ([], {"input_clarity": 1.0 + 1e-9}, "input_clarity is 1.000000001"),
+        ([], {"input_clarity": -1e-9}, "input_clarity is -1e-09"),
+        ([], {"coherence": 1.5}, "coherence is 1.5"),
+        ([], {"coherence": math.nan}, "coherence is nan"),
+        # Weights the writer refuses, should they be stored: 3 passed of 3 - 1.
+        (
+            [ValidatorOutcome("a", True, 3.0), ValidatorOutcome("b", False, -1.0)],
+            {},
+            "pass_fraction is 1.5",
+        ),
+    ],
+)
+def test_score_output_refuses_a_term_that_is_not_a_share(validators, terms, fault):
+    with pytest.raises(scoring.ScoringFault) as refused:
         scoring.score_output(
-            validators=[],
-            input_clarity=math.inf,
-            coherence=1.0,
+            validators=validators,
+            **({"input_clarity": 1.0, "coherence": 1.0} | terms),
+            requires_fact_check=False,
+            pair=TRUSTED_PAIR,
+            policy=PAST_COLD_START,
+        )
+    assert str(refused.value) == f"{fault}, not a share from 0 to 1"
+
+
+def test_score_output_scores_the_ends_of_every_share():
+    # All of 0-1 is allowed: a passed validator with clarity 0 and coherence 1 is
+    # 8 + 0 + 1.5; none passed with clarity 1 and coherence 0 is 0 + 0.5 + 0. No bonus
+    # (no reviews), so these are the scores.
+    def scored(passed, clarity, coherence):
+        return scoring.score_output(
+            validators=[ValidatorOutcome("a", passed, 1.0)],
+            input_clarity=clarity,
+            coherence=coherence,
             requires_fact_check=False,
             pair=PairHistory(),
             policy=PAST_COLD_START,
-        )
+        ).score
+
+    assert scored(True, 0.0, 1.0) == pytest.approx(9.5)
+    assert scored(False, 1.0, 0.0) == pytest.approx(0.5)
+    assert scored(True, 1.0, 1.0) == 10.0
 
 
 def test_a_level_that_would_be_approved_with_auto_approval_off_says_so():
@@ -233,12 +270,41 @@ def test_rescoring_many_holds_an_output_with_any_term_not_a_number(terms):
     assert _one_validator_each(**terms).tolist() == pytest.approx([0.0, 2.0])
 
 
-@pytest.mark.parametrize(("clarity", "expected"), [(-100.0, 0.0), (100.0, 10.0)])
-def test_rescoring_many_keeps_scores_on_the_scale_whatever_the_terms(clarity, expected):
-    # Clarity lies on 0-1 at ingest; should a caller pass more, the score still stays on
-    # the scale, as score_output's clamp keeps it.
-    scores = _one_validator_each(input_clarity=np.array([clarity, clarity]))
-    assert scores.tolist() == [expected, expected]
+@pytest.mark.parametrize(
+    ("terms", "expected"),
+    [
+        # A share at either end of 0-1 is scored: the first output passed its validator,
+        # 8 + 0.5 x clarity + 1.5 x coherence; the second reported none, 0 + the same.
+        ({"input_clarity": np.array([0.0, 0.0])}, [9.5, 1.5]),
+        ({"coherence": np.array([0.0, 0.0])}, [8.5, 0.5]),
+        # Just outside, or far outside, the output is held at the lowest score: a clarity
+        # of 100 used to be capped to 10 and approved.
+        ({"input_clarity": np.array([1.0 + 1e-9, 1.0])}, [0.0, 2.0]),
+        ({"input_clarity": np.array([100.0, -1e-9])}, [0.0, 0.0]),
+        ({"coherence": np.array([1.5, -100.0])}, [0.0, 0.0]),
+        # Weights the writer refuses, should they be stored: 3 passed of 3 - 1, a fraction
+        # of 1.5.
+        (
+            {
+                "weights": [3.0, -1.0],
+                "reported": np.array([[True, True], [False, False]]),
+                "passed": np.array([[True, False], [False, False]]),
+                "is_fact_check": np.array([False, False]),
+            },
+            [0.0, 2.0],
+        ),
+    ],
+    ids=[
+        "clarity 0",
+        "coherence 0",
+        "clarity above 1",
+        "clarity far out",
+        "coherence out",
+        "fraction above 1",
+    ],
+)
+def test_rescoring_many_holds_an_output_with_a_term_that_is_not_a_share(terms, expected):
+    assert _one_validator_each(**terms).tolist() == pytest.approx(expected)
 
 
 # ----------------------------------------------------------- a scorer that breaks

@@ -129,12 +129,15 @@ def test_a_term_that_is_not_a_number_is_named_in_the_fault():
     # A weight the writer refuses (1e308 twice overflows their sum), should one be stored:
     # the fault names the first term that left the finite numbers.
     huge = [ValidatorOutcome("a", True, 1e308), ValidatorOutcome("b", True, 1e308)]
-    with pytest.raises(scoring.ScoringFault, match=r"^pass_fraction is nan$"):
+    with pytest.raises(scoring.ScoringFault, match=r"^pass_fraction is nan, not a share"):
         SCORER.score(output(huge))
-    # Clarity arrives checked on 0-1; should an infinite one reach the scorer, the base is
-    # the first term to leave the finite numbers.
-    with pytest.raises(scoring.ScoringFault, match=r"^base_score is inf$"):
-        SCORER.score(output(OTHERS, clarity=math.inf))
+    # Clarity arrives checked on 0-1; should one outside it reach the scorer, it is named,
+    # in a shadow's rating as in a deciding score, rather than clamped to 10.
+    for clarity in (math.inf, 2.0):
+        with pytest.raises(scoring.ScoringFault, match=rf"^input_clarity is {clarity}, not"):
+            SCORER.score(output(OTHERS, clarity=clarity))
+        with pytest.raises(scoring.ScoringFault, match=rf"^input_clarity is {clarity}, not"):
+            SCORER.rate(output(OTHERS, clarity=clarity))
 
 
 def test_the_bonus_is_weighted_by_the_pairs_reviews():
