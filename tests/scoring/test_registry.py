@@ -170,9 +170,12 @@ def test_a_shadow_keeps_its_score_level_and_interval(monkeypatch):
 
 
 def test_an_output_no_scorer_gives_an_interval_has_none():
-    # None, not merely something false: the type says a pair of bounds or None.
+    # None, not merely something false: the type says a pair of bounds or None. With the
+    # shadows and without them (then no shadow's rating replaces what the decider left).
+    validators_scorer = scorers.REGISTRY[scorers.DEFAULT]
+    assert scorers.score_and_gate(validators_scorer, _PAST_COLD_START).interval is None
     assert (
-        scorers.score_and_gate(scorers.REGISTRY[scorers.DEFAULT], _PAST_COLD_START).interval is None
+        scorers.score_and_gate(validators_scorer, _PAST_COLD_START, shadow=False).interval is None
     )
 
 
