@@ -19,6 +19,7 @@ from gating.scorers.evidence_quality import (
     confidence_level,
     entry_quality,
     requirements_for,
+    since_last_failure,
     strength_of,
     unmet_requirements,
 )
@@ -258,6 +259,111 @@ def test_class_strength_is_the_most_any_call_collected():
 def test_a_partial_file_name_is_described_as_such():
     reason = entry_quality(EvidenceEntryIn.model_validate(_find("startup", "substring")))[1]
     assert reason == "find matched 'startup' as part of a file name, 1 result"
+
+
+def _rated(entry: dict) -> tuple[Quality, str]:
+    return entry_quality(EvidenceEntryIn.model_validate(entry))
+
+
+# A query is quoted in full up to 60 characters; a longer one keeps its first 59 and an
+# ellipsis, so the quote holds 60 characters either way.
+SIXTY = "0123456789" * 6
+SIXTY_ONE = SIXTY + "X"
+
+
+def test_a_query_of_sixty_characters_is_quoted_whole():
+    assert _rated(_grep(SIXTY, "exact", 1)) == (
+        Quality.STRONG,
+        f"grep matched '{SIXTY}' exactly, 1 result",
+    )
+
+
+def test_a_longer_query_is_cut_to_fifty_nine_characters_and_an_ellipsis():
+    # 61 characters: five "0123456789" (50) and "012345678" (9) make the first 59.
+    shown = "0123456789" * 5 + "012345678" + "…"
+    assert len(shown) == 60
+    assert _rated(_grep(SIXTY_ONE, "exact", 1)) == (
+        Quality.STRONG,
+        f"grep matched '{shown}' exactly, 1 result",
+    )
+
+
+@pytest.mark.parametrize(
+    ("count", "expected"),
+    [
+        # 1 to 5 references are Moderate, more than 5 Strong, 0 None; "reference" is
+        # singular for exactly one.
+        (1, (Quality.MODERATE, "references found 1 reference to 'Engine'")),
+        (2, (Quality.MODERATE, "references found 2 references to 'Engine'")),
+        (6, (Quality.STRONG, "references found 6 references to 'Engine'")),
+        (0, (Quality.NONE, "references found no reference to 'Engine'")),
+    ],
+)
+def test_references_reason_counts_the_references(count, expected):
+    entry = {"tool": "references", "query": "Engine", "match": "identifier", "match_count": count}
+    assert _rated(entry) == expected
+
+
+@pytest.mark.parametrize(
+    ("count", "expected"),
+    [
+        # No match kind: Weak when match_count is above 0, else None.
+        (1, (Quality.WEAK, "grep returned 1 result for 'x', match kind unknown")),
+        (3, (Quality.WEAK, "grep returned 3 results for 'x', match kind unknown")),
+        (0, (Quality.NONE, "grep returned nothing for 'x'")),
+    ],
+)
+def test_a_search_without_a_match_kind_says_how_much_it_returned(count, expected):
+    assert _rated({"tool": "grep", "query": "x", "match_count": count}) == expected
+
+
+@pytest.mark.parametrize(
+    ("factors", "expected"),
+    [
+        ([], "discovery returned no factors, not the project type"),
+        (
+            ["test_presence", "source_count"],
+            "discovery returned source_count, test_presence, not the project type",
+        ),
+    ],
+)
+def test_a_scan_without_the_project_type_says_what_it_returned(factors, expected):
+    assert _rated({"tool": "discovery", "factors": factors}) == (Quality.WEAK, expected)
+
+
+@pytest.mark.parametrize(
+    ("entry", "reason"),
+    [
+        # The subject is the target, else the first source, else nothing.
+        (
+            _read("top_ranked", "", sources=["src/a.cpp"]),
+            "read the top-ranked candidate, src/a.cpp",
+        ),
+        (
+            _read("top_ranked", "", sources=["src/a.cpp", "src/b.cpp"]),
+            "read the top-ranked candidate, src/a.cpp",
+        ),
+        (
+            _read("top_ranked", "src/c.cpp", sources=["src/a.cpp"]),
+            "read the top-ranked candidate, src/c.cpp",
+        ),
+        ({"tool": "read", "outcome": "top_ranked"}, "read the top-ranked candidate"),
+    ],
+)
+def test_an_outcome_names_its_target_or_first_source(entry, reason):
+    assert _rated(entry) == (Quality.STRONG, reason)
+
+
+def test_an_errored_call_has_no_strength_whatever_it_counted():
+    # An errored call is quality None and strength None, though 25 would be Medium.
+    errored = {**_grep("ExecutionEngine", "identifier", 25), "error": True}
+    evidence = EvidenceIn.model_validate({"intent": "locate", "entries": [errored]})
+    rating = class_ratings(evidence.entries, Intent.LOCATE)[FS]
+    assert (rating.quality, rating.strength, rating.reason) == (
+        Quality.NONE,
+        Strength.NONE,
+        "the grep call errored",
+    )
 
 
 # --------------------------------------------------------------------------- Verified
@@ -511,6 +617,62 @@ def test_two_scans_of_different_projects_stay_strong():
 def test_two_partial_scans_stay_moderate():
     scan = {"tool": "discovery", "factors": ["project_type"]}
     assert _classes("explain", scan, scan)[EvidenceClass.DISCOVERY] is Quality.MODERATE
+
+
+def test_a_scan_below_strong_before_two_identical_full_scans_does_not_stop_the_check():
+    # The partial scan is Moderate and skipped; the two full scans agree: Verified, with the
+    # full scan's reason and "the same in two scans". Discovery is one of Explain's
+    # requirements (at Moderate), and no call counted anything: strength None.
+    scan = {"tool": "discovery", "factors": FULL_SCAN}
+    scored = _scored("explain", {"tool": "discovery", "factors": ["project_type"]}, scan, scan)
+    details = {impact.factor: impact.detail for impact in scored.explanation}
+    assert details["Discovery"] == (
+        "Verified, strength None: discovery established project_type, source_count, "
+        "test_presence, the same in two scans; required at Moderate: met"
+    )
+
+
+def test_weaker_calls_listed_first_do_not_stop_corroboration():
+    # A token find (Weak) before the exact find (Strong), a first-listed read (Weak) before
+    # the top-ranked read (Strong): the Strong pair agree on src/engine.cpp, both Verified.
+    classes = _classes(
+        "locate",
+        _find("engine", "token", target="src/engine.cpp"),
+        _find("engine.cpp", "exact", target="src/engine.cpp"),
+        _read("first_listed", "src/engine.cpp"),
+        _read("top_ranked", "src/engine.cpp"),
+    )
+    assert (classes[FS], classes[FC]) == (Quality.VERIFIED, Quality.VERIFIED)
+
+
+def test_a_failure_in_the_middle_drops_the_calls_before_it():
+    # built_target, failed, built_other: from the last failure on leaves failed (Weak) and
+    # built_other (Moderate), so Build is Moderate, below Strong, and does not verify Test.
+    classes = _classes(
+        "execute",
+        {"tool": "cmake", "outcome": "built_target"},
+        {"tool": "cmake", "outcome": "failed"},
+        {"tool": "cmake", "outcome": "built_other"},
+        {"tool": "ctest", "outcome": "all_passed"},
+    )
+    assert (classes[EvidenceClass.BUILD], classes[EvidenceClass.TEST]) == (
+        Quality.MODERATE,
+        Quality.STRONG,
+    )
+
+
+def test_no_calls_have_nothing_since_a_failure():
+    assert list(since_last_failure([])) == []
+
+
+def test_summary_of_git_authority_says_why_it_is_verified():
+    # Status with log_matching: GitLog Verified, the only requirement, so Complete; the
+    # entry names no target, so the reason is the outcome's alone plus Git's authority.
+    scored = _scored("status", {"tool": "git", "outcome": "log_matching"})
+    assert scored.summary == (
+        "Confidence is Complete because GitLog is Verified (git log with matching commits; "
+        "Git is authoritative for history). Status's requirements are met (GitLog at Moderate)."
+    )
 
 
 # --------------------------------------------------------------------------- the six benchmarks
