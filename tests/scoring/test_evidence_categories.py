@@ -729,3 +729,225 @@ def test_only_empty_recovery_calls_are_no_evidence():
         result.summary
         == "Insufficient evidence: every tool call errored or came back empty (0.00)."
     )
+
+
+# --------------------------------------------------------------------- conditions, in words
+
+
+def details(result):
+    return [impact.detail for impact in result.explanation]
+
+
+@pytest.mark.parametrize(
+    ("entries", "expected"),
+    [
+        # A grep that found nothing (0.00) beside a read it cannot confirm (0.55), over
+        # 3.0 + 2.5 = 5.5; no call confirms a target the other shares, so no convergence.
+        (
+            (search("grep", "Allocator", matches=0), read("src/MemoryManager.h")),
+            [
+                "read 0.55 (no search confirmation) × weight 3.0/5.5",
+                "search 0.00 (no results) × weight 2.5/5.5",
+            ],
+        ),
+        # Search alone weighs 2.5, above the minimum total of 2.0.
+        (
+            (search("find", "MemoryManager"), search("grep", "MemoryManager")),
+            ["search 0.80 (two search tools agree on one target) × weight 2.5/2.5"],
+        ),
+        (
+            (
+                search("find", "MemoryManager"),
+                search("grep", "MemoryManager"),
+                search("references", "MemoryManager"),
+            ),
+            ["search 0.92 (find, grep and references agree on one target) × weight 2.5/2.5"],
+        ),
+        # The light categories alone are spread over the minimum total of 2.0.
+        ((discovery(0),), ["discovery 0.20 (0 of 4 factors) × weight 1.0/2.0"]),
+        ((tool("cmake"),), ["verification 0.00 (no result) × weight 1.5/2.0"]),
+        ((tool("git", "status"),), ["git 0.00 (no history) × weight 1.0/2.0"]),
+        ((tool("gh", "run_list"),), ["ci 0.80 (CI runs found) × weight 1.0/2.0"]),
+        ((tool("gh", "empty"),), ["ci 0.00 (no CI data) × weight 1.0/2.0"]),
+        # cmake built_target and ctest some_passed both score 0.80; the first call to reach
+        # the category's best names the condition, a later tie does not replace it.
+        (
+            (tool("ctest", "some_passed"), tool("cmake", "built_target")),
+            ["verification 0.80 (build passed, some tests ran) × weight 1.5/2.0"],
+        ),
+        (
+            (tool("cmake", "built_target"), tool("ctest", "some_passed")),
+            ["verification 0.80 (build passed) × weight 1.5/2.0"],
+        ),
+    ],
+)
+def test_each_category_names_its_condition(entries, expected):
+    assert details(scored(*entries)) == expected
+
+
+# --------------------------------------------------------------------- returned results
+
+
+def test_a_single_match_is_a_search_result():
+    # match_count 1 > 0: one search tool with results, 0.65 over 2.5 -> 6.5
+    result = scored(search("grep", "MemoryManager", matches=1))
+    assert result.inputs["categories"] == {"search": 0.65}
+    assert result.score == pytest.approx(6.5)
+
+
+def test_a_single_git_match_is_history():
+    # match_count 1 > 0 with no outcome: git 0.75, alone over 2.0 -> 0.375 -> 3.75
+    result = scored(tool("git", match_count=1))
+    assert result.inputs["categories"] == {"git": 0.75}
+    assert result.score == pytest.approx(3.75)
+
+
+def test_a_search_without_a_target_is_one_tool():
+    # Results but no term to agree on: one tool, 0.65 over 2.5 -> 6.5
+    result = scored(search("grep", "", matches=3))
+    assert result.inputs["categories"] == {"search": 0.65}
+    assert details(result) == [
+        "search 0.65 (results, unconfirmed by a second search tool) × weight 2.5/2.5"
+    ]
+
+
+def test_a_passing_build_on_the_target_converges():
+    # read 0.55 (no search), verification 0.80, both on Pool:
+    # base = (3.0 * 0.55 + 1.5 * 0.80) / 4.5 = 2.85 / 4.5 = 0.633333
+    # bonus 0.10 -> 0.633333 + 0.10 * 0.366667 = 0.67 -> 6.7
+    result = scored(read("src/Pool.cpp"), tool("cmake", "built_target", "Pool"))
+    assert result.inputs["convergence"] == {
+        "term": "Pool",
+        "categories": ["read", "verification"],
+        "search_and_read": False,
+    }
+    assert result.inputs["bonus"] == pytest.approx(0.10)
+    assert result.score == pytest.approx(6.7)
+
+
+def test_files_are_distinct_by_their_lower_cased_name():
+    # Straße.cpp and Strasse.cpp lower-case to different names: three distinct files on the
+    # searched target allocate -> read 0.88.
+    scores = category_scores(
+        search("grep", "allocate"),
+        read("src/Straße.cpp", "allocate"),
+        read("src/Strasse.cpp", "allocate"),
+        read("src/Heap.cpp", "allocate"),
+    )
+    assert scores["read"] == 0.88
+
+
+# --------------------------------------------------------------------- targets
+
+
+@pytest.mark.parametrize(
+    ("entries", "expected"),
+    [
+        # git on main and gh on ci.yml (targets, no queries): (0.75 + 0.80) / 2.0 = 0.775
+        ((tool("git", "log", "main"), tool("gh", "run_list", "ci.yml")), 7.75),
+        # discovery and git with neither target nor query: (0.85 + 0.75) / 2.0 = 0.80
+        ((discovery(4), tool("git", "log")), 8.0),
+        # A read of Pool.cpp and git asked "log" (queries, no targets):
+        # (3.0 * 0.55 + 1.0 * 0.75) / 4.0 = 2.4 / 4.0 = 0.60
+        ((read("src/Pool.cpp"), tool("git", "log", query="log")), 6.0),
+    ],
+)
+def test_an_empty_target_or_query_is_not_a_shared_target(entries, expected):
+    result = scored(*entries)
+    assert result.inputs["convergence"] == {"term": "", "categories": [], "search_and_read": False}
+    assert result.inputs["bonus"] == 0.0
+    assert result.score == pytest.approx(expected)
+
+
+def test_the_first_search_and_read_target_is_kept_among_equals():
+    # Pool (search and read) comes before Arena (read and git); both join two categories and
+    # Arena does not earn the search + read bonus, so Pool stays named.
+    # read 0.80, search 0.65, git 0.75: base = (2.4 + 1.625 + 0.75) / 6.5 = 0.734615
+    # bonus 0.10 + 0.05 -> 0.734615 + 0.15 * 0.265385 = 0.774423 -> 7.74423
+    result = scored(
+        search("grep", "Pool"),
+        read("src/Pool.cpp"),
+        read("src/Arena.cpp"),
+        tool("git", "log_matching", "Arena"),
+    )
+    assert result.inputs["convergence"] == {
+        "term": "Pool",
+        "categories": ["read", "search"],
+        "search_and_read": True,
+    }
+    assert result.score == pytest.approx(7.74423, abs=1e-4)
+    assert result.summary == "Strong evidence: read and search agree on Pool (0.77)."
+
+
+def test_more_categories_beat_search_and_read_on_fewer():
+    # Arena joins read, git and ci; Pool only search and read. Arena is named with the
+    # three-category bonus, and search + read on Pool still adds its 0.05.
+    # read 0.80, search 0.65, git 0.75, ci 0.80 over 7.5:
+    # base = (2.4 + 1.625 + 0.75 + 0.80) / 7.5 = 5.575 / 7.5 = 0.743333
+    # bonus 0.20 + 0.05 -> 0.743333 + 0.25 * 0.256667 = 0.8075 -> 8.075
+    result = scored(
+        read("src/Arena.cpp"),
+        tool("git", "log_matching", "Arena"),
+        tool("gh", "run_log", "Arena"),
+        search("grep", "Pool"),
+        read("src/Pool.cpp"),
+    )
+    assert result.inputs["convergence"] == {
+        "term": "Arena",
+        "categories": ["read", "git", "ci"],
+        "search_and_read": True,
+    }
+    assert result.inputs["bonus"] == pytest.approx(0.25)
+    assert result.score == pytest.approx(8.075)
+
+
+def test_nothing_confirmed_has_no_search_and_read():
+    result = scored(search("grep", "MemoryManager", matches=0))
+    assert result.inputs["convergence"]["search_and_read"] is False
+
+
+# --------------------------------------------------------------------- recovery and errors, more
+
+
+def test_an_empty_recovery_before_other_calls_is_neutral():
+    # The empty recovery grep is skipped, the read after it still counts: 0.55 -> 5.5
+    result = scored(
+        search("grep", "Allocator", matches=0, recovery=True), read("src/MemoryManager.h")
+    )
+    assert result.inputs["categories"] == {"read": 0.55}
+    assert result.score == pytest.approx(5.5)
+
+
+def test_a_recovery_that_leaves_the_score_unchanged_is_kept():
+    # find and grep agree on X: search 0.80, alone 2.5 * 0.80 / 2.5 = 0.80.
+    # The recovery build (0.80, on another target) adds verification:
+    # (2.5 * 0.80 + 1.5 * 0.80) / 4.0 = 3.2 / 4.0 = 0.80, the same: it does not lower the
+    # score, so it is not left out.
+    result = scored(
+        search("find", "X"),
+        search("grep", "X"),
+        tool("cmake", "built_target", "app", recovery=True),
+    )
+    assert result.inputs["categories"] == {"search": 0.80, "verification": 0.80}
+    assert result.inputs["recovery_left_out"] is False
+    assert result.score == pytest.approx(8.0)
+
+
+def test_no_evidence_has_every_input_at_zero():
+    result = scored(
+        search("grep", "MemoryManager", error=True),
+        search("find", "MemoryManager", matches=0, recovery=True),
+    )
+    assert result.inputs == {
+        "categories": {},
+        "weights": {},
+        "weight_total": 0.0,
+        "base": 0.0,
+        "convergence": {"term": "", "categories": [], "search_and_read": False},
+        "bonus": 0.0,
+        "result": 0.0,
+        "recovery_left_out": False,
+        "errored_entries": 1,
+    }
+    assert result.inputs["convergence"]["search_and_read"] is False
+    assert result.score == 0.0
