@@ -98,6 +98,15 @@ class PairHistory:
         return self.approved_unchanged / self.reviewed if self.reviewed else None
 
 
+class Guarantee(StrEnum):
+    """What stands behind the approve threshold in force (docs/gate.md)."""
+
+    # The latest thresholds run bounded the error of what scores at or above it.
+    CERTIFIED = "certified"
+    # Nothing: the default threshold, a person's value, or one no run has certified.
+    NONE = "none"
+
+
 @dataclass(frozen=True, slots=True)
 class GatePolicy:
     """A task type's thresholds and cold-start settings, plus how much it has been reviewed."""
@@ -108,6 +117,10 @@ class GatePolicy:
     cold_start_margin: float = 1.0
     task_type_reviewed: int = 0
     auto_approve: bool = True
+    # With warn_until_certified, what reaches an approve threshold without a guarantee is
+    # delivered as a warning.
+    warn_until_certified: bool = False
+    approve_guarantee: Guarantee = Guarantee.NONE
 
 
 class Impact(NamedTuple):
@@ -390,10 +403,11 @@ def gate(
     level_decision: Decision | None = None,
 ) -> Ruling:
     """Decide on a score, whichever scorer gave it: the thresholds (raised for a new pair),
-    then the auto-approve switch, then the task type's cold start.
+    then the auto-approve switch and the warn-until-certified switch, then the task type's
+    cold start.
 
     A scorer that rates in named levels may give its level's own decision, which then takes
-    the thresholds' place; the switch and the cold start apply to it all the same.
+    the thresholds' place; the switches and the cold start apply to it all the same.
     Raises ScoringFault for a score that is not a finite number.
     """
     # NaN is below no threshold, so it would be approved: no score reaches decide unchecked.
@@ -412,7 +426,12 @@ def gate(
     else:
         decision = level_decision
     switched_off = decision is Decision.APPROVED and not policy.auto_approve
-    if switched_off:
+    uncertified = (
+        decision is Decision.APPROVED
+        and policy.warn_until_certified
+        and policy.approve_guarantee is not Guarantee.CERTIFIED
+    )
+    if switched_off or uncertified:
         decision = Decision.WARNING
     if policy.task_type_reviewed < policy.cold_start_reviews:
         decision = Decision.PENDING_REVIEW
@@ -420,15 +439,18 @@ def gate(
             f"Cold start: the task type has {policy.task_type_reviewed} of "
             f"{policy.cold_start_reviews} human reviews, so every output is held for review."
         )
-    elif switched_off:
+    elif switched_off or uncertified:
         reached = (
             f"Level {level} would be approved"
             if level_decision is not None
             else f"Score {score:.2f} reaches the approve threshold {approve_t:.2f}"
         )
-        reasons.append(
-            f"{reached}, but auto-approval is off for this task type: delivered as a warning."
+        why = (
+            "auto-approval is off for this task type"
+            if switched_off
+            else "the approve threshold is not certified, and this task type warns until it is"
         )
+        reasons.append(f"{reached}, but {why}: delivered as a warning.")
     elif level_decision is not None:
         reasons.append(f"Level {level}: {_LEVEL_OUTCOME[decision]}")
     else:

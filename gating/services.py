@@ -75,6 +75,8 @@ class _TaskContext:
             cold_start_margin=t.cold_start_margin,
             task_type_reviewed=t.reviewed_count,
             auto_approve=t.auto_approve,
+            warn_until_certified=t.warn_until_certified,
+            approve_guarantee=scoring.Guarantee(t.approve_guarantee),
         )
 
     @cached_property
@@ -296,6 +298,7 @@ def _build_output(
         "decision": result.decision.value,
         "review_threshold": result.review_threshold,
         "approve_threshold": result.approve_threshold,
+        "approve_guarantee": context.task_type.approve_guarantee,
         "scorer": result.scorer,
         "impacts": [i.as_dict() for i in result.impacts],
         "reasons": result.reasons,
@@ -562,9 +565,22 @@ SETTING_RANGES: dict[str, tuple[float, float]] = {
 }
 _WHOLE_NUMBERS = frozenset({"cold_start_reviews"})
 _SWITCHES = frozenset(
-    {"review_threshold_pinned", "approve_threshold_pinned", "auto_approve", "backlog_relief"}
+    {
+        "review_threshold_pinned",
+        "approve_threshold_pinned",
+        "auto_approve",
+        "warn_until_certified",
+        "backlog_relief",
+    }
 )
 GATE_SETTINGS = frozenset({*SETTING_RANGES, *_SWITCHES, "threshold_policy", "scorer"})
+# The approve threshold's guarantee is the thresholds cycle's alone to give. A person who
+# moves what it certified (the threshold, the budgets and confidence it was certified at,
+# the policy, or the scorer whose scores it was certified on) takes it back.
+GUARANTEE = "approve_guarantee"
+_CERTIFIED_ON = frozenset(
+    {"approve_threshold", "alpha_approve", "alpha_bad", "delta", "threshold_policy", "scorer"}
+)
 
 
 @dataclass(frozen=True)
@@ -634,9 +650,19 @@ def gate_settings_change_many(
         events = []
         for edit in edits:
             task_type, own = stored[edit.task_type.pk], validators[edit.task_type.pk]
-            _refuse(gate_settings_problems(task_type, edit.changes))
+            changes = dict(edit.changes)
+            guarantee = changes.pop(GUARANTEE, None)
+            _refuse(gate_settings_problems(task_type, changes))
             _refuse(_weights_problems(task_type, own, edit.weights))
-            before, after = _apply_changed(task_type, edit.changes)
+            if guarantee is not None and source is not EditSource.CYCLE:
+                raise TaskTypeInvalid(GUARANTEE, "Only the thresholds cycle certifies.")
+            if source is not EditSource.CYCLE and any(
+                getattr(task_type, name) != changes[name] for name in changes.keys() & _CERTIFIED_ON
+            ):
+                guarantee = scoring.Guarantee.NONE
+            if guarantee is not None:
+                changes[GUARANTEE] = scoring.Guarantee(guarantee).value
+            before, after = _apply_changed(task_type, changes)
             if after:
                 task_type.updated_at = now
                 retouched[task_type.pk] = task_type

@@ -87,6 +87,7 @@ def event_payload(*, output: Output, event_type: str, review=None) -> dict:
             "task_type": output.task_type.name,
             "model": output.model,
             "decision": output.decision,
+            "approve_guarantee": output.approve_guarantee,
             "status": output.status,
             "final_output": output.final_output_text,
             "decided_at": output.decided_at.isoformat() if output.decided_at else None,

@@ -22,7 +22,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Avg, F, Max
 from django.utils import timezone
 
-from gating import services
+from gating import scoring, services
 from gating.models import Output, TaskType, Validator
 from gating.outbox import outbox_enqueue
 from learning import alerts, evidence, selectors
@@ -349,6 +349,21 @@ def _thresholds_cycle(run: CycleRun):
         ]
         updates = {f"{p.which}_threshold": p.new for p in moved}
         reasons = [f"{p.which.capitalize()}: {p.reason}" for p in moved]
+        guarantee = _approve_guarantee(proposals, final["approve"])
+        if guarantee != task_type.approve_guarantee:
+            updates[services.GUARANTEE] = guarantee
+            reasons.append(
+                "The approve threshold is certified."
+                if guarantee is scoring.Guarantee.CERTIFIED
+                else "The approve threshold is no longer certified."
+            )
+            changes.append(
+                {
+                    "task_type": task_type.name,
+                    services.GUARANTEE: str(guarantee),
+                    "old": task_type.approve_guarantee,
+                }
+            )
         if audit_rate != task_type.audit_rate_approved:
             updates["audit_rate_approved"] = audit_rate
             reasons.append(
@@ -374,6 +389,16 @@ def _thresholds_cycle(run: CycleRun):
     ThresholdChange.objects.bulk_create(records)
     _gate_settings_change(run, edits)
     return counts, changes
+
+
+def _approve_guarantee(proposals, final: thresholds.Proposal) -> scoring.Guarantee:
+    """Certified when this run certified the approve threshold now in force: the candidate
+    it certified, or a pinned value above it (every candidate above a certified one passed
+    its test too). A pinned value below it, ADR-0003's rule, or any other state: none."""
+    proposed = next(p for p in proposals if p.which == "approve")
+    if final.state == thresholds.State.CERTIFIED and final.new >= proposed.new:
+        return scoring.Guarantee.CERTIFIED
+    return scoring.Guarantee.NONE
 
 
 def _guarded(task_type: TaskType, found: evidence.JudgedEvidence):

@@ -57,7 +57,12 @@ NUMBERS = (
     "cold_start_reviews",
     "cold_start_margin",
 )
-SWITCHES = ("review_threshold_pinned", "approve_threshold_pinned", "auto_approve")
+SWITCHES = (
+    "review_threshold_pinned",
+    "approve_threshold_pinned",
+    "auto_approve",
+    "warn_until_certified",
+)
 LABELS = {
     "review_threshold": "Review below",
     "approve_threshold": "Approve from",
@@ -74,6 +79,8 @@ LABELS = {
     "review_threshold_pinned": "Pin the review threshold (the cycles leave it)",
     "approve_threshold_pinned": "Pin the approve threshold (the cycles leave it)",
     "auto_approve": "Auto-approve (off: what would be approved is delivered as a warning)",
+    "warn_until_certified": "Warn until certified (what would be approved under an uncertified "
+    "approve threshold is delivered as a warning)",
 }
 _WHOLE = frozenset({"cold_start_reviews"})
 _WEIGHT = "weight:"

@@ -26,7 +26,7 @@ from typing_extensions import TypedDict
 
 from gating.models import Output, Review, ReviewItem
 from gating.scorers.interval import WIDE_INTERVAL, is_wide
-from gating.scoring import Decision
+from gating.scoring import Decision, Guarantee
 
 # ---------------------------------------------------------------------------- the base
 
@@ -116,6 +116,7 @@ def _output_fields(output: Output) -> dict[str, Any]:
         "score": round(output.score, 4),
         "base_score": round(output.base_score, 4),
         "decision": output.decision,
+        "approve_guarantee": output.approve_guarantee,
         "status": output.status,
         "final_output": output.final_output_text,
         "reasons": output.reasons,
@@ -142,6 +143,11 @@ class OutputResult(ResponseModel):
     score: float
     base_score: float
     decision: Decision = Field(description="The gate's decision when the output came in.")
+    approve_guarantee: Guarantee = Field(
+        description="What stood behind the approve threshold then: `certified` when the "
+        "latest thresholds cycle bounded the error of what it approves (docs/learning.md), "
+        "`none` otherwise. With `none`, an approval rests on the threshold's value alone."
+    )
     status: Output.Status = Field(description="Final once not pending.")
     final_output: str | None = Field(description="The text to deliver; null until decided.")
     reasons: list[str]

@@ -108,6 +108,8 @@ class TaskTypeSerializer(StrictModelSerializer):
             "review_threshold_pinned",
             "approve_threshold_pinned",
             "auto_approve",
+            "warn_until_certified",
+            "approve_guarantee",
             "backlog_relief",
             "shared",
             "recommended_tier",
@@ -119,6 +121,7 @@ class TaskTypeSerializer(StrictModelSerializer):
         ]
         read_only_fields = [
             "name",
+            "approve_guarantee",
             "recommended_tier",
             "reviewed_count",
             "in_cold_start",

@@ -4,7 +4,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from gating import scorers
-from gating.scoring import Decision
+from gating.scoring import Decision, Guarantee
 
 _SCORE_RANGE = [MinValueValidator(0.0), MaxValueValidator(10.0)]
 _RATE_RANGE = [MinValueValidator(0.0), MaxValueValidator(1.0)]
@@ -80,6 +80,18 @@ class TaskType(models.Model):
         help_text="Off: nothing is auto-approved; what scores at or above the approve "
         "threshold is delivered as a warning. Scores are capped at 10, so no threshold does "
         "this on its own: outputs that reach the cap pass a threshold of 10.",
+    )
+    warn_until_certified = models.BooleanField(
+        default=False,
+        help_text="On: until a thresholds cycle certifies the approve threshold, what reaches "
+        "it is delivered as a warning rather than approved (docs/gate.md).",
+    )
+    # Written only by the thresholds cycle (and reset when a person moves what it certified).
+    approve_guarantee = models.CharField(
+        max_length=20,
+        choices=[(g.value, g.value) for g in Guarantee],
+        default=Guarantee.NONE,
+        editable=False,
     )
     backlog_relief = models.BooleanField(
         default=False,
@@ -227,6 +239,10 @@ class Output(models.Model):
     decision = models.CharField(max_length=20, choices=[(d.value, d.value) for d in Decision])
     review_threshold = models.FloatField()
     approve_threshold = models.FloatField()
+    # What stood behind the approve threshold when the output was gated.
+    approve_guarantee = models.CharField(
+        max_length=20, choices=[(g.value, g.value) for g in Guarantee], default=Guarantee.NONE
+    )
     scorer = models.CharField(max_length=40)
     impacts = models.JSONField(default=list)
     reasons = models.JSONField(default=list)

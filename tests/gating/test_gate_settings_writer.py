@@ -228,9 +228,18 @@ def test_the_cycles_door(gateway_api):
     }
     assert thresholds, "the simulated history should move a threshold"
     assert threshold_edit.actor is None and threshold_edit.at == end
-    assert threshold_edit.before == {f: c.old_value for f, c in thresholds.items()}
+    # The approve threshold's guarantee comes with it: certified where this run certified
+    # the value it set.
+    approve = ThresholdChange.objects.get(cycle=moved, which="approve")
+    certified = approve.state == ThresholdChange.State.CERTIFIED
+    guarantee = {"approve_guarantee": "certified"} if certified else {}
+    assert threshold_edit.before == {
+        **{f: c.old_value for f, c in thresholds.items()},
+        **({"approve_guarantee": "none"} if certified else {}),
+    }
     assert threshold_edit.after == {
         **{f: c.new_value for f, c in thresholds.items()},
+        **guarantee,
         "reason": threshold_edit.after["reason"],
         "source": "cycle",
         "cycle": moved.pk,

@@ -1,0 +1,251 @@
+"""The approve threshold's guarantee and the warn-until-certified switch (docs/gate.md): every
+decision says what stood behind the approve threshold, only the thresholds cycle certifies,
+a person who moves what it certified takes the guarantee back, and with the switch on
+nothing is approved without it."""
+
+import pytest
+
+from gating import scoring, services, webhooks
+from gating.exceptions import TaskTypeInvalid
+from gating.models import AuditEvent
+from gating.scoring import Decision, GatePolicy, Guarantee, PairHistory
+from gating.submissions import OutputSubmission
+from learning import cycles
+from learning.statistics import thresholds
+from tests.factories import SubmissionFactory, TaskTypeFactory
+
+PAST_COLD_START = {"task_type_reviewed": 10**6, "cold_start_margin": 0.0}
+TRUSTED = PairHistory(reviewed=100, approved_unchanged=100)
+
+
+# --------------------------------------------------------------------------- the gate
+
+
+@pytest.mark.parametrize(
+    ("switch", "guarantee", "decision"),
+    [
+        (False, Guarantee.NONE, Decision.APPROVED),
+        (False, Guarantee.CERTIFIED, Decision.APPROVED),
+        (True, Guarantee.CERTIFIED, Decision.APPROVED),
+        (True, Guarantee.NONE, Decision.WARNING),
+    ],
+)
+def test_only_an_uncertified_threshold_with_the_switch_on_withholds(switch, guarantee, decision):
+    policy = GatePolicy(warn_until_certified=switch, approve_guarantee=guarantee, **PAST_COLD_START)
+    assert scoring.gate(9.0, policy, TRUSTED).decision is decision
+
+
+def test_a_withheld_approval_says_why():
+    policy = GatePolicy(warn_until_certified=True, **PAST_COLD_START)
+    ruling = scoring.gate(9.0, policy, TRUSTED)
+    assert ruling.reasons == [
+        "Score 9.00 reaches the approve threshold 7.00, but the approve threshold is not "
+        "certified, and this task type warns until it is: delivered as a warning."
+    ]
+    levelled = scoring.gate(9.0, policy, TRUSTED, level="high", level_decision=Decision.APPROVED)
+    assert levelled.decision is Decision.WARNING
+    assert levelled.reasons[0].startswith("Level high would be approved, but the approve")
+
+
+def test_the_switch_touches_nothing_but_approvals():
+    policy = GatePolicy(warn_until_certified=True, **PAST_COLD_START)
+    # Between the thresholds, and below the review threshold, as without the switch.
+    assert scoring.gate(5.0, policy, TRUSTED).decision is Decision.WARNING
+    assert scoring.gate(5.0, policy, TRUSTED).reasons == [
+        "Score 5.00 is between the review 4.00 and approve 7.00 thresholds."
+    ]
+    assert scoring.gate(3.0, policy, TRUSTED).decision is Decision.PENDING_REVIEW
+    # Cold start still holds everything.
+    cold = GatePolicy(warn_until_certified=True, task_type_reviewed=0, cold_start_margin=0.0)
+    assert scoring.gate(9.0, cold, TRUSTED).decision is Decision.PENDING_REVIEW
+
+
+def test_auto_approval_off_is_named_before_the_guarantee():
+    policy = GatePolicy(auto_approve=False, warn_until_certified=True, **PAST_COLD_START)
+    [reason] = scoring.gate(9.0, policy, TRUSTED).reasons
+    assert reason.endswith("but auto-approval is off for this task type: delivered as a warning.")
+
+
+# --------------------------------------------------------------------------- ingest
+
+
+def _submit(gateway_api, task_type) -> dict:
+    # One validator passed, clarity and coherence 1: a score of 10.
+    body = SubmissionFactory(
+        task_type=task_type.name,
+        validators=[{"name": "facts", "passed": True}],
+        input_clarity=1.0,
+        coherence=1.0,
+    )
+    response = gateway_api.post("/api/v1/outputs/", body, format="json")
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+@pytest.mark.django_db
+def test_every_decision_says_what_stood_behind_the_approve_threshold(gateway, gateway_api):
+    plain = TaskTypeFactory(name="plain", cold_start_margin=0.0)
+    answer = _submit(gateway_api, plain)
+    assert (answer["decision"], answer["approve_guarantee"]) == ("approved", "none")
+
+    certified = TaskTypeFactory(
+        name="certified",
+        cold_start_margin=0.0,
+        warn_until_certified=True,
+        approve_guarantee="certified",
+    )
+    answer = _submit(gateway_api, certified)
+    assert (answer["decision"], answer["approve_guarantee"]) == ("approved", "certified")
+
+    withheld = TaskTypeFactory(name="withheld", cold_start_margin=0.0, warn_until_certified=True)
+    answer = _submit(gateway_api, withheld)
+    assert (answer["decision"], answer["status"]) == ("warning", "approved")
+    assert answer["approve_guarantee"] == "none"
+    assert "not certified" in answer["reasons"][-1]
+    # Stored as answered: a later read says the same.
+    stored = gateway_api.get(f"/api/v1/outputs/{answer['id']}/").json()
+    assert stored["approve_guarantee"] == "none"
+
+
+@pytest.mark.django_db
+def test_the_webhook_carries_the_guarantee(gateway):
+    TaskTypeFactory(
+        name="withheld",
+        cold_start_margin=0.0,
+        warn_until_certified=True,
+        approve_guarantee="none",
+    )
+    output = services.output_ingest(
+        source=gateway,
+        submission=OutputSubmission(**SubmissionFactory(task_type="withheld")),
+    ).output
+    payload = webhooks.event_payload(output=output, event_type="output.decided")
+    assert payload["output"]["approve_guarantee"] == "none"
+    output.approve_guarantee = "certified"
+    payload = webhooks.event_payload(output=output, event_type="output.decided")
+    assert payload["output"]["approve_guarantee"] == "certified"
+
+
+# --------------------------------------------------------------------------- the writer
+
+
+@pytest.fixture
+def certified(db):
+    return TaskTypeFactory(name="certified", approve_guarantee=Guarantee.CERTIFIED)
+
+
+def _edit(task_type, source, **changes):
+    return services.gate_settings_change_many(
+        edits=[services.GateSettingsEdit(task_type, changes=changes, reason="because")],
+        actor=None,
+        source=source,
+    )[0]
+
+
+@pytest.mark.parametrize("source", [services.EditSource.API, services.EditSource.PAGE])
+def test_only_the_cycle_certifies(certified, source):
+    plain = TaskTypeFactory(name="plain")
+    with pytest.raises(TaskTypeInvalid) as refused:
+        _edit(plain, source, approve_guarantee="certified")
+    assert (refused.value.field, str(refused.value)) == (
+        "approve_guarantee",
+        "Only the thresholds cycle certifies.",
+    )
+    plain.refresh_from_db()
+    assert plain.approve_guarantee == "none"
+    stored = _edit(plain, services.EditSource.CYCLE, approve_guarantee="certified")
+    assert stored.approve_guarantee == "certified"
+
+
+@pytest.mark.parametrize(
+    ("changes", "kept"),
+    [
+        ({"approve_threshold": 8.0}, False),
+        ({"alpha_approve": 0.1}, False),
+        ({"alpha_bad": 0.02}, False),
+        ({"delta": 0.1}, False),
+        ({"threshold_policy": "adr0003"}, False),
+        ({"scorer": "adr0003_formula"}, False),
+        # Equal to what is stored: no change, nothing taken back.
+        ({"approve_threshold": 7.0}, True),
+        # Not what the threshold was certified on.
+        ({"audit_rate_warning": 0.2}, True),
+        ({"review_threshold": 3.0}, True),
+        ({"warn_until_certified": True}, True),
+    ],
+)
+def test_a_person_who_moves_what_was_certified_takes_the_guarantee_back(certified, changes, kept):
+    stored = _edit(certified, services.EditSource.API, **changes)
+    assert stored.approve_guarantee == ("certified" if kept else "none")
+    event = AuditEvent.objects.filter(action=AuditEvent.Action.THRESHOLD_EDIT).last()
+    if kept:
+        assert event is None or "approve_guarantee" not in event.before
+    else:
+        assert event.before["approve_guarantee"] == "certified"
+        assert event.after["approve_guarantee"] == "none"
+
+
+def test_a_cycle_that_moves_the_threshold_keeps_what_it_says(certified):
+    stored = _edit(certified, services.EditSource.CYCLE, approve_threshold=8.0)
+    assert stored.approve_guarantee == "certified"
+
+
+@pytest.mark.django_db
+def test_the_api_shows_the_guarantee_and_takes_the_switch(admin_api, certified):
+    url = f"/api/v1/task-types/{certified.name}/"
+    shown = admin_api.get(url).json()
+    assert (shown["approve_guarantee"], shown["warn_until_certified"]) == ("certified", False)
+    assert admin_api.patch(url, {"warn_until_certified": True}, format="json").status_code == 200
+    refused = admin_api.patch(url, {"approve_guarantee": "none"}, format="json")
+    assert refused.status_code == 400, refused.content
+    assert "approve_guarantee" in refused.json()
+    certified.refresh_from_db()
+    assert (certified.warn_until_certified, certified.approve_guarantee) == (True, "certified")
+
+
+# --------------------------------------------------------------------------- the cycle
+
+
+def _proposal(new, state=thresholds.State.CERTIFIED, old=7.0):
+    return thresholds.Proposal("approve", old, new, "why", {}, state)
+
+
+@pytest.mark.parametrize(
+    ("proposed", "final", "expected"),
+    [
+        # Certified where it goes.
+        (_proposal(8.0), _proposal(8.0), Guarantee.CERTIFIED),
+        # Pinned at 9.0, above the certified 8.0: every candidate above passed too.
+        (_proposal(8.0), _proposal(9.0, old=9.0), Guarantee.CERTIFIED),
+        # Pinned at 7.5, below it: not tested, not certified.
+        (_proposal(8.0), _proposal(7.5, old=7.5), Guarantee.NONE),
+        # Underpowered, back at the last certified value: this run confirmed nothing.
+        (
+            _proposal(8.0, thresholds.State.UNDERPOWERED),
+            _proposal(8.0, thresholds.State.UNDERPOWERED),
+            Guarantee.NONE,
+        ),
+        (
+            _proposal(7.0, thresholds.State.NOT_ATTAINABLE),
+            _proposal(7.0, thresholds.State.NOT_ATTAINABLE),
+            Guarantee.NONE,
+        ),
+        # ADR-0003's rule has no state.
+        (_proposal(7.5, ""), _proposal(7.5, ""), Guarantee.NONE),
+    ],
+)
+def test_the_cycle_certifies_only_the_value_it_tested(proposed, final, expected):
+    review = thresholds.Proposal("review", 4.0, 4.0, "why", {}, thresholds.State.CERTIFIED)
+    assert cycles._approve_guarantee([review, proposed], final) is expected
+
+
+@pytest.mark.django_db
+def test_a_gateway_sees_no_guarantee_in_the_task_type_list(gateway_api):
+    # What a gateway needs of the learning state is in each decision it gets; its list of
+    # task types stays as it was.
+    TaskTypeFactory(name="shared", shared=True, approve_guarantee="certified")
+    listed = gateway_api.get("/api/v1/task-types/").json()
+    rows = listed["results"] if isinstance(listed, dict) else listed
+    [row] = rows
+    assert row["name"] == "shared"
+    assert "approve_guarantee" not in row and "warn_until_certified" not in row
