@@ -48,6 +48,8 @@ def review_items_for(
 
     Every held output gets a review. A delivered output is sampled into an audit at its
     task type's rate for its decision, and the rate is stored as its inclusion probability.
+    A withheld one (a would-be approval delivered as a warning) is sampled at the approved
+    rate: it is what the approve threshold's certification reads.
     """
     draw = (rng or random).random
     items = []
@@ -58,7 +60,7 @@ def review_items_for(
         else:
             probability = (
                 task_type.audit_rate_approved
-                if output.decision == Decision.APPROVED
+                if output.decision == Decision.APPROVED or output.withheld
                 else task_type.audit_rate_warning
             )
             if not draw() < probability:

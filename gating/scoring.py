@@ -156,6 +156,9 @@ class GateResult:
     scorer: str = SCORER_NAME
     # Why the scorer failed, for an output held by fault_result; None when it scored.
     fault: str | None = None
+    # Would have been approved, but a switch of the task type (auto-approve off, warn until
+    # certified) delivered it as a warning: audited as the approve threshold's evidence.
+    withheld: bool = False
 
 
 def pass_fraction(validators: list[ValidatorOutcome]) -> float:
@@ -352,6 +355,7 @@ def score_output(
         decision=ruling.decision,
         review_threshold=ruling.review_threshold,
         approve_threshold=ruling.approve_threshold,
+        withheld=ruling.withheld,
         pass_fraction=fraction,
         task_accuracy_bonus=bonus,
         hallucination_penalty=penalty,
@@ -392,6 +396,7 @@ class Ruling(NamedTuple):
     review_threshold: float
     approve_threshold: float
     reasons: list[str]
+    withheld: bool = False
 
 
 def gate(
@@ -455,7 +460,8 @@ def gate(
         reasons.append(f"Level {level}: {_LEVEL_OUTCOME[decision]}")
     else:
         reasons.append(_threshold_reason(score, decision, review_t, approve_t))
-    return Ruling(decision, review_t, approve_t, reasons)
+    withheld = decision is Decision.WARNING and (switched_off or uncertified)
+    return Ruling(decision, review_t, approve_t, reasons, withheld)
 
 
 _LEVEL_OUTCOME = {

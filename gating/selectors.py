@@ -85,11 +85,20 @@ def bulk_decision_count(items: QuerySet[ReviewItem]) -> int:
     return items.filter(is_audit=False).values("output_id").distinct().count()
 
 
+WITHHELD = "withheld"
+
+
+def audit_stratum(decision: str, withheld: bool) -> str:
+    """The stratum an audited output was drawn from: the gate's decision (``approved`` or
+    ``warning``), or ``withheld`` for a would-be approval delivered as a warning, which is
+    drawn at the approved rate (gating.reviews.review_items_for)."""
+    return WITHHELD if withheld else decision
+
+
 def audit_coverage(*, since: datetime, until: datetime) -> dict[tuple[int, str], tuple[int, int]]:
     """The audits drawn in [since, until) and how many of them had their first review
-    before ``until``, as (created, decided), per (task type id, stratum). The stratum is the
-    gate's decision on the audited output, ``approved`` or ``warning``: each is sampled at
-    its own audit rate.
+    before ``until``, as (created, decided), per (task type id, stratum): each stratum
+    (``audit_stratum``) is sampled at its own audit rate.
 
     For the learning cycles: the inclusion probability an audit achieved is its rate times
     the share of its stratum reviewed, since an audit still waiting is no evidence yet. The
@@ -103,10 +112,13 @@ def audit_coverage(*, since: datetime, until: datetime) -> dict[tuple[int, str],
         ReviewItem.objects.filter(
             kind=Kind.AUDIT, is_audit=True, queued_at__gte=since, queued_at__lt=until
         )
-        .values("task_type_id", "output__decision")
+        .values("task_type_id", "output__decision", "output__withheld")
         .annotate(created=Count("id"), decided=Count("id", filter=Q(Exists(first_review))))
     )
     return {
-        (row["task_type_id"], row["output__decision"]): (row["created"], row["decided"])
+        (
+            row["task_type_id"],
+            audit_stratum(row["output__decision"], row["output__withheld"]),
+        ): (row["created"], row["decided"])
         for row in rows
     }

@@ -299,6 +299,7 @@ def _build_output(
         "review_threshold": result.review_threshold,
         "approve_threshold": result.approve_threshold,
         "approve_guarantee": context.task_type.approve_guarantee,
+        "withheld": result.withheld,
         "scorer": result.scorer,
         "impacts": [i.as_dict() for i in result.impacts],
         "reasons": result.reasons,

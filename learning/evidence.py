@@ -35,7 +35,7 @@ import numpy as np
 
 from gating import scorers, scoring
 from gating.models import Review, TaskModelStats, TaskType, Validator
-from gating.selectors import audit_coverage
+from gating.selectors import WITHHELD, audit_coverage, audit_stratum
 from learning import selectors
 from learning.statistics import labels, thresholds
 
@@ -190,8 +190,9 @@ def _current_design(verdicts, task_types) -> tuple[list, dict[int, int]]:
         task_type = task_types[v.task_type_id]
         rate = {
             APPROVED: task_type.audit_rate_approved,
+            WITHHELD: task_type.audit_rate_approved,
             WARNING: task_type.audit_rate_warning,
-        }.get(v.decision)
+        }.get(audit_stratum(v.decision, v.withheld))
         if v.is_audit and rate is not None and v.inclusion_probability < rate:
             dropped[v.task_type_id] += 1
             continue
@@ -202,7 +203,8 @@ def _current_design(verdicts, task_types) -> tuple[list, dict[int, int]]:
 def _achieved(verdict: selectors.Verdict, coverage: dict) -> float:
     if not verdict.is_audit:
         return 1.0
-    created, decided = coverage.get((verdict.task_type_id, verdict.decision), (0, 0))
+    stratum = audit_stratum(verdict.decision, verdict.withheld)
+    created, decided = coverage.get((verdict.task_type_id, stratum), (0, 0))
     # This audit was decided, so its stratum's share is at least one in ``created``.
     share = max(decided, 1) / created if created else 1.0
     return verdict.inclusion_probability * min(1.0, share)

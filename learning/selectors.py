@@ -33,6 +33,7 @@ class Verdict:
     is_audit: bool
     decided_at: datetime
     decision: str = ""
+    withheld: bool = False  # a would-be approval delivered as a warning (gating.scoring)
     scorer: str = ""  # the label of the scorer that decided, e.g. "validators-v1"
     input_clarity: float = 0.0
     coherence: float = 0.0
@@ -84,6 +85,7 @@ def verdicts(
         "is_audit": "item__is_audit",
         "decided_at": "decided_at",
         "decision": "output__decision",
+        "withheld": "output__withheld",
         "scorer": "output__scorer",
     }
     if with_validators:

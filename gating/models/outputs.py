@@ -239,6 +239,9 @@ class Output(models.Model):
     decision = models.CharField(max_length=20, choices=[(d.value, d.value) for d in Decision])
     review_threshold = models.FloatField()
     approve_threshold = models.FloatField()
+    # A would-be approval that a task type's switch delivered as a warning
+    # (scoring.GateResult.withheld): audited at the approved rate, in a stratum of its own.
+    withheld = models.BooleanField(default=False)
     # What stood behind the approve threshold when the output was gated.
     approve_guarantee = models.CharField(
         max_length=20, choices=[(g.value, g.value) for g in Guarantee], default=Guarantee.NONE

@@ -160,6 +160,7 @@ def _gated(scorer: Scorer, scored: Scored, output: ScorerInput) -> scoring.GateR
         decision=ruling.decision,
         review_threshold=ruling.review_threshold,
         approve_threshold=ruling.approve_threshold,
+        withheld=ruling.withheld,
         pass_fraction=scoring.pass_fraction(list(output.validators)),
         task_accuracy_bonus=0.0,
         hallucination_penalty=0.0,

@@ -3,11 +3,14 @@ decision says what stood behind the approve threshold, only the thresholds cycle
 a person who moves what it certified takes the guarantee back, and with the switch on
 nothing is approved without it."""
 
-import pytest
+from datetime import timedelta
 
-from gating import scoring, services, webhooks
+import pytest
+from django.utils import timezone
+
+from gating import scoring, selectors, services, webhooks
 from gating.exceptions import TaskTypeInvalid
-from gating.models import AuditEvent
+from gating.models import AuditEvent, Output, ReviewItem, TaskType
 from gating.scoring import Decision, GatePolicy, Guarantee, PairHistory
 from gating.submissions import OutputSubmission
 from learning import cycles
@@ -249,3 +252,85 @@ def test_a_gateway_sees_no_guarantee_in_the_task_type_list(gateway_api):
     [row] = rows
     assert row["name"] == "shared"
     assert "approve_guarantee" not in row and "warn_until_certified" not in row
+
+
+# --------------------------------------------------------------------------- withheld
+
+
+@pytest.mark.parametrize(
+    ("policy", "score", "withheld"),
+    [
+        (GatePolicy(warn_until_certified=True, **PAST_COLD_START), 9.0, True),
+        (GatePolicy(auto_approve=False, **PAST_COLD_START), 9.0, True),
+        (GatePolicy(**PAST_COLD_START), 9.0, False),  # approved
+        (GatePolicy(warn_until_certified=True, **PAST_COLD_START), 5.0, False),  # a warning
+        # Held by the cold start: not delivered at all.
+        (GatePolicy(warn_until_certified=True, cold_start_margin=0.0), 9.0, False),
+    ],
+)
+def test_a_withheld_approval_is_marked_as_such(policy, score, withheld):
+    assert scoring.gate(score, policy, TRUSTED).withheld is withheld
+
+
+@pytest.mark.django_db
+def test_a_withheld_output_is_stored_and_audited_at_the_approved_rate(gateway_api):
+    # Approved outputs audited always, warnings never: the withheld one is drawn, at 1.0.
+    task_type = TaskTypeFactory(
+        name="withheld",
+        cold_start_margin=0.0,
+        warn_until_certified=True,
+        audit_rate_approved=1.0,
+        audit_rate_warning=0.0,
+    )
+    answer = _submit(gateway_api, task_type)
+    output = Output.objects.get(pk=answer["id"])
+    assert (output.decision, output.withheld) == ("warning", True)
+    [item] = ReviewItem.objects.filter(output=output)
+    assert (item.kind, item.is_audit, item.inclusion_probability) == ("audit", True, 1.0)
+    # A plain warning of the same task type is drawn at the warning rate, never: one of
+    # two validators passed, 8 x 0.5 + 0.5 + 1.5 = 6.0, between 4 and 7.
+    body = SubmissionFactory(
+        task_type=task_type.name,
+        validators=[{"name": "facts", "passed": True}, {"name": "length", "passed": False}],
+        input_clarity=1.0,
+        coherence=1.0,
+    )
+    plain = gateway_api.post("/api/v1/outputs/", body, format="json").json()
+    assert (plain["score"], plain["decision"]) == (6.0, "warning")
+    assert not Output.objects.get(pk=plain["id"]).withheld
+    assert not ReviewItem.objects.filter(output_id=plain["id"]).exists()
+
+
+def test_the_stratum_of_an_audit():
+    assert selectors.audit_stratum("approved", False) == "approved"
+    assert selectors.audit_stratum("warning", False) == "warning"
+    assert selectors.audit_stratum("warning", True) == "withheld"
+
+
+@pytest.mark.django_db
+def test_withheld_audits_are_a_stratum_of_their_own(gateway):
+    task_type = TaskTypeFactory(
+        name="mixed", cold_start_margin=0.0, audit_rate_approved=1.0, audit_rate_warning=1.0
+    )
+    since = timezone.now() - timedelta(hours=1)
+
+    def ingest(withheld: bool, score_high: bool) -> None:
+        TaskType.objects.filter(pk=task_type.pk).update(warn_until_certified=withheld)
+        services.gate_caches_clear()
+        body = SubmissionFactory(
+            task_type="mixed",
+            validators=[{"name": "facts", "passed": score_high}],
+            input_clarity=1.0,
+            coherence=1.0,
+        )
+        services.output_ingest(source=gateway, submission=OutputSubmission(**body))
+
+    ingest(withheld=True, score_high=True)  # 10: withheld
+    ingest(withheld=True, score_high=True)  # 10: withheld
+    ingest(withheld=False, score_high=True)  # 10: approved
+    ingest(withheld=False, score_high=False)  # 2: held (below the review threshold 4)
+    coverage = selectors.audit_coverage(since=since, until=timezone.now() + timedelta(hours=1))
+    assert coverage == {
+        (task_type.pk, "withheld"): (2, 0),
+        (task_type.pk, "approved"): (1, 0),
+    }

@@ -4,9 +4,13 @@ its task type certified the approve threshold, and what would have been is deliv
 warning. Checked from the history's own record of runs and decisions, and against the same
 seed without the switch."""
 
+from datetime import UTC, datetime
+
 import numpy as np
 import pytest
 
+from gating.models import TaskType
+from learning import evidence, selectors
 from learning.simulation import loop, quality
 
 SEED = 3000
@@ -71,3 +75,37 @@ def test_without_the_switch_nothing_is_withheld():
     short = loop.run_history(loop.history_config(SEED, days=2, outputs_per_day=500), settings)
     assert (short.decision == loop.APPROVED).any()
     assert not (short.decision == loop.WITHHELD).any()
+
+
+# ------------------------------------------------------------------ production's evidence
+
+
+def _verdict(decision: str, withheld: bool, probability: float):
+    return selectors.Verdict(
+        output_id=1,
+        task_type_id=7,
+        model="m",
+        tier="",
+        score=9.0,
+        validator_results=[],
+        reviewer_id=1,
+        action="approve",
+        inclusion_probability=probability,
+        is_audit=True,
+        decided_at=datetime(2026, 3, 2, tzinfo=UTC),
+        decision=decision,
+        withheld=withheld,
+    )
+
+
+def test_production_weighs_a_withheld_audit_by_its_own_stratum():
+    # Warnings are audited at 0.5, approvals at 0.1. A withheld output, drawn at the
+    # approved rate, is not a warning drawn too sparsely: it is kept, and its weight is
+    # 1 / (0.1 x the share of withheld audits decided, 2 of 4), 20.
+    task_type = TaskType(pk=7, audit_rate_approved=0.1, audit_rate_warning=0.5)
+    withheld = _verdict("warning", True, 0.1)
+    sparse_warning = _verdict("warning", False, 0.1)
+    kept, dropped = evidence._current_design([withheld, sparse_warning], {7: task_type})
+    assert kept == [withheld] and dropped == {7: 1}
+    coverage = {(7, "withheld"): (4, 2), (7, "warning"): (10, 10)}
+    assert 1 / evidence._achieved(withheld, coverage) == pytest.approx(20.0)
