@@ -492,8 +492,8 @@ def scores_many(
     (its pair's ``task_accuracy_bonus``).
 
     An output with a term that is not a share from 0 to 1 (``require_shares``: a sum of
-    weights that overflowed, a NaN), or whose score is not a number, scores SCORE_MIN, as
-    the gate's fault_result does: it is held, never approved."""
+    weights that overflowed, a NaN), or a bonus that task_accuracy_bonus cannot give,
+    scores SCORE_MIN, as the gate's fault_result does: it is held, never approved."""
     # Overflow is caught below, per output, rather than warned about for the whole array.
     with np.errstate(all="ignore"):
         counted = reported * np.asarray(weights)
@@ -509,12 +509,14 @@ def scores_many(
             0.0,
         )
         unclamped = final_score(base, np.asarray(bonus), penalty)
-        # require_shares's rule (False for NaN), per output; and a bonus that is not a
-        # number, as the caller gives it rather than task_accuracy_bonus.
+        # require_shares's rule (False for NaN), per output; and the bonus, which the caller
+        # gives here, within task_accuracy_bonus's 0 to HIGH_ACCURACY_BONUS. Within them
+        # the score is within 0-10 (final_score), so nothing needs clamping.
         shares = (fraction, np.asarray(input_clarity), np.asarray(coherence))
         on_shares = np.logical_and.reduce([(share >= 0.0) & (share <= 1.0) for share in shares])
-        faulted = ~(on_shares & np.isfinite(unclamped))
-    return np.where(faulted, SCORE_MIN, np.clip(unclamped, SCORE_MIN, SCORE_MAX))
+        bonus_ok = (np.asarray(bonus) >= 0.0) & (np.asarray(bonus) <= HIGH_ACCURACY_BONUS)
+        faulted = ~(on_shares & bonus_ok)
+    return np.where(faulted, SCORE_MIN, unclamped)
 
 
 def _threshold_reason(score: float, decision: Decision, review_t: float, approve_t: float) -> str:

@@ -262,8 +262,12 @@ def test_rescoring_many_divides_by_any_total_weight_above_zero():
         {"coherence": np.array([math.inf, 1.0])},
         {"bonus": np.array([math.nan, 0.0])},
         {"bonus": np.array([math.inf, 0.0])},
+        # A bonus task_accuracy_bonus cannot give: below 0, or above 0.5, which could lift a
+        # low score to nearly 10.
+        {"bonus": np.array([-0.1, 0.0])},
+        {"bonus": np.array([0.5 + 1e-9, 0.0])},
     ],
-    ids=["clarity nan", "coherence inf", "bonus nan", "bonus inf"],
+    ids=["clarity nan", "coherence inf", "bonus nan", "bonus inf", "bonus < 0", "bonus > 0.5"],
 )
 def test_rescoring_many_holds_an_output_with_any_term_not_a_number(terms):
     # Only the first output's term is broken: it alone falls to the lowest score.
@@ -277,6 +281,9 @@ def test_rescoring_many_holds_an_output_with_any_term_not_a_number(terms):
         # 8 + 0.5 x clarity + 1.5 x coherence; the second reported none, 0 + the same.
         ({"input_clarity": np.array([0.0, 0.0])}, [9.5, 1.5]),
         ({"coherence": np.array([0.0, 0.0])}, [8.5, 0.5]),
+        # The largest bonus is scored too: 10 stays 10, and 2's odds of 0.25 x 1.5 give
+        # 3 / 1.1.
+        ({"bonus": np.array([0.5, 0.5])}, [10.0, 3 / 1.1]),
         # Just outside, or far outside, the output is held at the lowest score: a clarity
         # of 100 used to be capped to 10 and approved.
         ({"input_clarity": np.array([1.0 + 1e-9, 1.0])}, [0.0, 2.0]),
@@ -297,6 +304,7 @@ def test_rescoring_many_holds_an_output_with_any_term_not_a_number(terms):
     ids=[
         "clarity 0",
         "coherence 0",
+        "bonus 0.5",
         "clarity above 1",
         "clarity far out",
         "coherence out",

@@ -133,6 +133,8 @@ def test_a_term_that_is_not_a_number_is_named_in_the_fault():
         SCORER.score(output(huge))
     # Clarity arrives checked on 0-1; should one outside it reach the scorer, it is named,
     # in a shadow's rating as in a deciding score, rather than clamped to 10.
+    with pytest.raises(scoring.ScoringFault, match=r"^coherence is 1.5, not a share"):
+        SCORER.score(output(OTHERS, coherence=1.5))
     for clarity in (math.inf, 2.0):
         with pytest.raises(scoring.ScoringFault, match=rf"^input_clarity is {clarity}, not"):
             SCORER.score(output(OTHERS, clarity=clarity))
