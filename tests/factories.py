@@ -28,8 +28,8 @@ class UserFactory(factory.django.DjangoModelFactory):
 
 
 class TaskTypeFactory(factory.django.DjangoModelFactory):
-    """A task type past its cold start, with no random audits or second reviews, unless
-    told otherwise: a test that wants sampling asks for it."""
+    """A task type past its cold start, with no random audits or second reviews, and no
+    warning until certified, unless told otherwise: a test that wants them asks for them."""
 
     class Meta:
         model = TaskType
@@ -37,6 +37,8 @@ class TaskTypeFactory(factory.django.DjangoModelFactory):
 
     name = factory.Sequence(lambda n: f"task-{n}")
     reviewed_count = 100
+    # Approving from the approve threshold as stored, whether certified or not.
+    warn_until_certified = False
     audit_rate_approved = 0.0
     audit_rate_warning = 0.0
     double_review_rate = 0.0

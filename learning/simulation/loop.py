@@ -56,9 +56,10 @@ class LoopSettings:
     audit_share: float = 0.25
     lookback_days: int = 30
     replicates: int = 79  # as LEARNING_LABEL_REPLICATES
-    # The task type's switch (gating.scoring.GatePolicy): what reaches an approve threshold
-    # that the latest thresholds run did not certify is delivered as a warning.
-    warn_until_certified: bool = False
+    # The task type's switch (gating.scoring.GatePolicy), on as it is for a new task type:
+    # what reaches an approve threshold that the latest thresholds run did not certify is
+    # delivered as a warning.
+    warn_until_certified: bool = True
 
 
 @dataclass

@@ -158,7 +158,17 @@ def test_every_task_type_is_certified_and_holds(world_name, request):
         assert runs[-1].approve_state == "certified", (t, runs[-1])
 
 
-def test_little_auto_approval_is_lost_to_the_best_threshold_in_hindsight(never_err_world):
+def test_little_auto_approval_is_lost_to_the_best_threshold_in_hindsight():
+    # Claim 5 measures where the threshold policy puts the approve threshold, so it runs
+    # without warn_until_certified: with it, approvals also pause while a run is
+    # underpowered, and draft_reply here loses 16.6 % rather than 13.0 % (docs/gate.md has
+    # the switch's cost and gain at a team's scale).
+    never_err_world = loop.run_history(
+        loop.history_config(1004, days=30, outputs_per_day=OUTPUTS_PER_DAY),
+        loop.perfect_reviewers(
+            loop.LoopSettings(reviews_per_day=REVIEWS_PER_DAY, warn_until_certified=False)
+        ),
+    )
     # Claim 5, in part. Its bar, at most 10 % lost for every task type, is not met: in this
     # history summarize loses 10.6 % and draft_reply 13.0 %, mostly the price of the bound's
     # width on a steep approval curve (on the same evidence a bound as narrow as the

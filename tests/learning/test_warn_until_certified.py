@@ -69,9 +69,15 @@ def test_the_switch_only_turns_approvals_into_warnings(withheld_world):
     assert quality.approved_share(withheld_world) < quality.approved_share(plain)
 
 
+def test_the_loop_runs_what_a_new_task_type_gets():
+    assert (
+        loop.LoopSettings().warn_until_certified
+        is TaskType._meta.get_field("warn_until_certified").get_default()
+    )
+
+
 def test_without_the_switch_nothing_is_withheld():
-    settings = loop.LoopSettings()
-    assert settings.warn_until_certified is False
+    settings = loop.LoopSettings(warn_until_certified=False)
     short = loop.run_history(loop.history_config(SEED, days=2, outputs_per_day=500), settings)
     assert (short.decision == loop.APPROVED).any()
     assert not (short.decision == loop.WITHHELD).any()
