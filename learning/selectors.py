@@ -214,13 +214,20 @@ class ThresholdState:
 
 
 def _guarantee(
-    state: str, which: str, last_certified: float | None, *, auto_approve: bool = True
+    state: str,
+    which: str,
+    last_certified: float | None,
+    *,
+    auto_approve: bool = True,
+    warn_until_certified: bool = False,
 ) -> str:
     """What the threshold's budget amounts to now, in a few words."""
     if which == ThresholdChange.Which.APPROVE and not auto_approve:
         return "not needed: auto-approval is off"
     if state == ThresholdChange.State.CERTIFIED:
         return "holds"
+    if which == ThresholdChange.Which.APPROVE and warn_until_certified:
+        return "none: what reaches it is delivered as a warning until certified"
     if state == ThresholdChange.State.NOT_ATTAINABLE:
         return "suspended" if which == ThresholdChange.Which.APPROVE else "not met: all held"
     if state == ThresholdChange.State.UNDERPOWERED:
@@ -268,7 +275,11 @@ def threshold_states() -> list[ThresholdState]:
                     value=value,
                     state=latest.state,
                     guarantee=_guarantee(
-                        latest.state, which, last_certified, auto_approve=task_type.auto_approve
+                        latest.state,
+                        which,
+                        last_certified,
+                        auto_approve=task_type.auto_approve,
+                        warn_until_certified=task_type.warn_until_certified,
                     ),
                     reason=latest.reason,
                     at=latest.at,

@@ -250,6 +250,13 @@ def test_not_attainable_alerts_after_two_runs_in_a_row_with_the_best_certifiable
     approve = states[("t", "approve")]
     assert approve.state == "not_attainable" and approve.runs_in_a_row == 2
     assert approve.guarantee == "suspended"
+    # With the switch on, nothing is approved without the guarantee.
+    TaskType.objects.filter(pk=task_type.pk).update(warn_until_certified=True)
+    states = {(s.task_type, s.which): s for s in selectors.threshold_states()}
+    assert states[("t", "approve")].guarantee == (
+        "none: what reaches it is delivered as a warning until certified"
+    )
+    TaskType.objects.filter(pk=task_type.pk).update(warn_until_certified=False)
     assert (approve.best_certifiable_error, approve.best_certifiable_threshold) == (0.031, 9.7)
 
     # The admin turns auto-approval off: the alert's choice is made, and the budget of
