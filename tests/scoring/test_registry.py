@@ -212,3 +212,25 @@ def test_a_shadow_applies_to_the_output_it_is_given():
     )
     shadows = scorers.score_and_gate(scorers.REGISTRY[scorers.DEFAULT], given).shadow
     assert shadows["interval"]["interval"] == [pytest.approx(6.0), pytest.approx(9.0)]
+
+
+class _Approving(_Levelled):
+    """A level whose own decision is to approve."""
+
+    def score(self, output):
+        return replace(super().score(output), level="strong", decision=scoring.Decision.APPROVED)
+
+
+def test_a_levels_approval_is_withheld_as_the_thresholds_would_be():
+    # The task type warns until certified, and nothing is: the level's approval is delivered
+    # as a warning and marked withheld, to be audited at the approved rate.
+    uncertified = replace(
+        _PAST_COLD_START,
+        policy=replace(_PAST_COLD_START.policy, warn_until_certified=True),
+    )
+    result = scorers.score_and_gate(_Approving(), uncertified, shadow=False).result
+    assert (result.decision, result.withheld) == (scoring.Decision.WARNING, True)
+    assert result.reasons[-1].startswith("Level strong would be approved, but the approve")
+
+    approved = scorers.score_and_gate(_Approving(), _PAST_COLD_START, shadow=False).result
+    assert (approved.decision, approved.withheld) == (scoring.Decision.APPROVED, False)
