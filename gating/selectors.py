@@ -86,39 +86,46 @@ def bulk_decision_count(items: QuerySet[ReviewItem]) -> int:
 
 
 WITHHELD = "withheld"
+HELD = "pending_review"
 
 
-def audit_stratum(decision: str, withheld: bool) -> str:
-    """The stratum an audited output was drawn from: the gate's decision (``approved`` or
+def draw_stratum(is_audit: bool, decision: str, withheld: bool) -> str:
+    """The stratum an output under review was drawn from, each with its own inclusion
+    probability: ``pending_review`` for a held output (always drawn, though backlog relief
+    may since have delivered it), and for an audit the gate's decision (``approved`` or
     ``warning``), or ``withheld`` for a would-be approval delivered as a warning, which is
     drawn at the approved rate (gating.reviews.review_items_for)."""
+    if not is_audit:
+        return HELD
     return WITHHELD if withheld else decision
 
 
-def audit_coverage(*, since: datetime, until: datetime) -> dict[tuple[int, str], tuple[int, int]]:
-    """The audits drawn in [since, until) and how many of them had their first review
-    before ``until``, as (created, decided), per (task type id, stratum): each stratum
-    (``audit_stratum``) is sampled at its own audit rate.
+def draw_coverage(*, since: datetime, until: datetime) -> dict[tuple[int, str], tuple[int, int]]:
+    """The outputs drawn for review in [since, until), held ones and audits, and how many of
+    them had their first review before ``until``, as (drawn, decided), per (task type id,
+    ``draw_stratum``).
 
-    For the learning cycles: the inclusion probability an audit achieved is its rate times
-    the share of its stratum reviewed, since an audit still waiting is no evidence yet. The
-    first review is what counts, not the last round: whether an audit gets a second review
-    or an adjudication depends on what its first reviewer found, so waiting for the last
-    round would leave out above all the audits that found fault.
+    For the learning cycles: the inclusion probability an output achieved is its draw rate
+    (1 for a held one) times the share of its stratum reviewed, since an output still
+    waiting is no evidence yet, as the closed loop weighs them
+    (learning.simulation.loop._achieved_weights). The first review is what counts, not the
+    last round: whether an output gets a second review or an adjudication depends on what
+    its first reviewer found, so waiting for the last round would leave out above all the
+    outputs found at fault. A bulk decision is one lead's call on many outputs, which the
+    cycles leave out: its outputs count as drawn and not reviewed.
     """
-    # A bulk decision is one lead's call on many outputs, which the cycles leave out.
     first_review = Review.objects.filter(item=OuterRef("pk"), is_bulk=False, decided_at__lt=until)
     rows = (
-        ReviewItem.objects.filter(
-            kind=Kind.AUDIT, is_audit=True, queued_at__gte=since, queued_at__lt=until
-        )
-        .values("task_type_id", "output__decision", "output__withheld")
+        ReviewItem.objects.filter(queued_at__gte=since, queued_at__lt=until)
+        .filter(Q(kind=Kind.AUDIT, is_audit=True) | Q(kind=Kind.REVIEW))
+        .values("task_type_id", "is_audit", "output__decision", "output__withheld")
         .annotate(created=Count("id"), decided=Count("id", filter=Q(Exists(first_review))))
     )
-    return {
-        (
-            row["task_type_id"],
-            audit_stratum(row["output__decision"], row["output__withheld"]),
-        ): (row["created"], row["decided"])
-        for row in rows
-    }
+    coverage: dict[tuple[int, str], tuple[int, int]] = {}
+    for row in rows:
+        stratum = draw_stratum(row["is_audit"], row["output__decision"], row["output__withheld"])
+        key = (row["task_type_id"], stratum)
+        # Held outputs since delivered by backlog relief differ in decision, not stratum.
+        drawn, decided = coverage.get(key, (0, 0))
+        coverage[key] = (drawn + row["created"], decided + row["decided"])
+    return coverage

@@ -13,8 +13,9 @@ as surer than they are.
   when the weights were older. An output another scorer decided (docs/scoring.md) keeps its
   stored score: that scorer reads evidence or provenance, not the weights;
 * its weight, 1 / the inclusion probability it achieved: its draw rate (1 for a held
-  output) times the share of its stratum's audits in the window with a first review by its
-  end (``gating.selectors.audit_coverage``), an audit still waiting being no evidence yet.
+  output) times the share of its stratum's draws in the window with a first review by its
+  end (``gating.selectors.draw_coverage``), an output still waiting being no evidence yet,
+  as the closed loop weighs them.
   Audits drawn at a sparser rate than their stratum's current one are left out: a window
   that mixed them in would bound every candidate with their larger weight;
 * the label model fitted to every review (``learning.statistics.labels``), with a prior per
@@ -35,7 +36,7 @@ import numpy as np
 
 from gating import scorers, scoring
 from gating.models import Review, TaskModelStats, TaskType, Validator
-from gating.selectors import WITHHELD, audit_coverage, audit_stratum
+from gating.selectors import WITHHELD, draw_coverage, draw_stratum
 from learning import selectors
 from learning.statistics import labels, thresholds
 
@@ -67,8 +68,8 @@ class JudgedEvidence:
     coverage: dict[tuple[int, str], tuple[int, int]]
 
     def audits_achieved(self, task_type_id: int) -> dict[str, dict]:
-        """Each audit stratum's draws, decisions and the share decided: what the weights
-        multiply the draw rates by, recorded with the run."""
+        """Each stratum's draws (held outputs and audits), decisions and the share decided:
+        what the weights multiply the draw rates by, recorded with the run."""
         return {
             stratum: {
                 "drawn": created,
@@ -117,7 +118,7 @@ def judged_evidence(
         t.pk: t for t in TaskType.objects.filter(pk__in={v.task_type_id for v in verdicts})
     }
     kept, dropped = _current_design(verdicts, task_types)
-    coverage = audit_coverage(since=since, until=until)
+    coverage = draw_coverage(since=since, until=until)
     validators = _validators(task_types)
     bonus = _pair_bonus(task_types)
 
@@ -192,7 +193,7 @@ def _current_design(verdicts, task_types) -> tuple[list, dict[int, int]]:
             APPROVED: task_type.audit_rate_approved,
             WITHHELD: task_type.audit_rate_approved,
             WARNING: task_type.audit_rate_warning,
-        }.get(audit_stratum(v.decision, v.withheld))
+        }.get(draw_stratum(v.is_audit, v.decision, v.withheld))
         if v.is_audit and rate is not None and v.inclusion_probability < rate:
             dropped[v.task_type_id] += 1
             continue
@@ -201,11 +202,9 @@ def _current_design(verdicts, task_types) -> tuple[list, dict[int, int]]:
 
 
 def _achieved(verdict: selectors.Verdict, coverage: dict) -> float:
-    if not verdict.is_audit:
-        return 1.0
-    stratum = audit_stratum(verdict.decision, verdict.withheld)
+    stratum = draw_stratum(verdict.is_audit, verdict.decision, verdict.withheld)
     created, decided = coverage.get((verdict.task_type_id, stratum), (0, 0))
-    # This audit was decided, so its stratum's share is at least one in ``created``.
+    # This output was reviewed, so its stratum's share is at least one in ``created``.
     share = max(decided, 1) / created if created else 1.0
     return verdict.inclusion_probability * min(1.0, share)
 

@@ -111,10 +111,12 @@ class ReviewItem(models.Model):
                 name="item_claims_by_time",
                 condition=Q(claimed_by__isnull=False),
             ),
-            # The audits drawn in a window, open or decided, that selectors.audit_coverage
-            # counts for the learning cycles: a few percent of the items.
+            # The outputs drawn in a window (held ones and audits), open or decided, that
+            # selectors.draw_coverage counts for the learning cycles: every first round.
             models.Index(
-                fields=["queued_at"], name="item_audits_by_time", condition=Q(kind="audit")
+                fields=["queued_at"],
+                name="item_draws_by_time",
+                condition=Q(kind__in=["review", "audit"]),
             ),
         ]
 

@@ -1,4 +1,4 @@
-"""audit_coverage: the audits drawn in a window per task type and stratum, and how many of
+"""draw_coverage: the audits drawn in a window per task type and stratum, and how many of
 them had their first review before the window's end, whatever rounds followed it."""
 
 from collections import Counter
@@ -140,17 +140,19 @@ def test_audits_drawn_and_decided_in_a_window_by_task_type_and_stratum(draw, peo
     other_task = audit("b", approved, at(5))
     decide(other_task, "audit", first, at(6))
     other_task.first_at = at(6)
-    # Held outputs are not audits, however they are decided.
+    # A held output is drawn too, always: a stratum of its own, with its first review.
     held = held_outputs(1)[0]
     ReviewItem.objects.filter(output=held).update(queued_at=at(5))
     decide(Audit(held), "review", first, at(6))
 
-    coverage = selectors.audit_coverage(since=SINCE, until=UNTIL)
+    coverage = selectors.draw_coverage(since=SINCE, until=UNTIL)
 
+    held_stratum = (held.task_type_id, "pending_review")
+    assert coverage.pop(held_stratum) == (1, 1)
     assert coverage == expected_from(audits)
     a, b = (TaskType.objects.get(name=name).pk for name in ("a", "b"))
     assert coverage == {(a, "approved"): (4, 2), (a, "warning"): (5, 4), (b, "approved"): (1, 1)}
 
 
 def test_a_window_with_no_audits_is_empty(db):
-    assert selectors.audit_coverage(since=SINCE, until=UNTIL) == {}
+    assert selectors.draw_coverage(since=SINCE, until=UNTIL) == {}

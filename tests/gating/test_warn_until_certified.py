@@ -301,10 +301,13 @@ def test_a_withheld_output_is_stored_and_audited_at_the_approved_rate(gateway_ap
     assert not ReviewItem.objects.filter(output_id=plain["id"]).exists()
 
 
-def test_the_stratum_of_an_audit():
-    assert selectors.audit_stratum("approved", False) == "approved"
-    assert selectors.audit_stratum("warning", False) == "warning"
-    assert selectors.audit_stratum("warning", True) == "withheld"
+def test_the_stratum_of_a_draw():
+    assert selectors.draw_stratum(True, "approved", False) == "approved"
+    assert selectors.draw_stratum(True, "warning", False) == "warning"
+    assert selectors.draw_stratum(True, "warning", True) == "withheld"
+    # A held output, even one backlog relief has since delivered as a warning.
+    assert selectors.draw_stratum(False, "pending_review", False) == "pending_review"
+    assert selectors.draw_stratum(False, "warning", False) == "pending_review"
 
 
 @pytest.mark.django_db
@@ -329,8 +332,9 @@ def test_withheld_audits_are_a_stratum_of_their_own(gateway):
     ingest(withheld=True, score_high=True)  # 10: withheld
     ingest(withheld=False, score_high=True)  # 10: approved
     ingest(withheld=False, score_high=False)  # 2: held (below the review threshold 4)
-    coverage = selectors.audit_coverage(since=since, until=timezone.now() + timedelta(hours=1))
+    coverage = selectors.draw_coverage(since=since, until=timezone.now() + timedelta(hours=1))
     assert coverage == {
         (task_type.pk, "withheld"): (2, 0),
         (task_type.pk, "approved"): (1, 0),
+        (task_type.pk, "pending_review"): (1, 0),
     }

@@ -130,7 +130,8 @@ def test_an_audit_stands_for_its_rate_times_the_share_of_audits_decided(
     held = [w for pk, w in weight.items() if pk not in {o.pk for o in audited}]
     assert held == [1.0] * 30
     assert found.audits_achieved(task_type.pk) == {
-        "approved": {"drawn": 2, "decided": 1, "share_decided": 0.5}
+        "approved": {"drawn": 2, "decided": 1, "share_decided": 0.5},
+        "pending_review": {"drawn": 30, "decided": 30, "share_decided": 1.0},
     }
     # And the thresholds run records them with the approve threshold's evidence.
     run = cycles.cycle_run("thresholds", NOW)
@@ -310,3 +311,29 @@ def test_not_attainable_without_a_best_certifiable_error_claims_none(gateway):
     # It used to say an error "can be certified" and that no threshold had data enough.
     assert "At best" not in finding.message and "data enough" not in finding.message
     assert "More audits would not change this" in finding.message
+
+
+def test_a_held_output_stands_for_the_held_outputs_nobody_reviewed(gateway, user_in):
+    # 10 held; 4 reviewed one by one, 2 decided in bulk by a lead, 4 still waiting. The
+    # bulk decisions are left out of the evidence and of the reviewed share, as the closed
+    # loop would never have reviewed them: each of the 4 verdicts stands for 10 / 4 = 2.5.
+    reviewer, lead = user_in("reviewer"), user_in("lead")
+    outputs = ingest(gateway, 10, at=NOW - timedelta(days=2))
+    decide(outputs[:4], reviewer, "approve", NOW - timedelta(days=1))
+    reviews.bulk_decide(
+        lead=lead,
+        items=ReviewItem.objects.filter(output__in=outputs[4:6]),
+        action="reject",
+        reason="a broken model",
+        now=NOW - timedelta(days=1),
+    )
+    task_type = TaskType.objects.get(name="t")
+
+    found = evidence.judged_evidence(since=NOW - timedelta(days=30), until=NOW)
+
+    weight = dict(zip(found.output_ids.tolist(), found.weights.tolist(), strict=True))
+    assert set(weight) == {o.pk for o in outputs[:4]}
+    assert list(weight.values()) == pytest.approx([2.5] * 4)
+    assert found.audits_achieved(task_type.pk) == {
+        "pending_review": {"drawn": 10, "decided": 4, "share_decided": 0.4}
+    }
