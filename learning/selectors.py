@@ -207,6 +207,11 @@ class ThresholdState:
     runs_in_a_row: int
     best_certifiable_error: float | None
     best_certifiable_threshold: float | None
+    # Approve threshold: the effective outputs of the candidate with the most data (Kish's
+    # size of its weighted audits), against what a candidate needs to be tested. Staff's
+    # to see: the API's answer leaves them out (learning.api.views).
+    effective_n: float | None = None
+    needed_effective_n: float | None = None
 
     @property
     def state_label(self) -> str:
@@ -286,9 +291,22 @@ def threshold_states() -> list[ThresholdState]:
                     runs_in_a_row=run,
                     best_certifiable_error=best[0] if best else None,
                     best_certifiable_threshold=best[1] if best else None,
+                    **_have_and_need(which, latest.evidence or {}),
                 )
             )
     return states
+
+
+def _have_and_need(which: str, evidence: dict) -> dict:
+    """The approve threshold's effective outputs against the need, from a guarded run's
+    evidence; nothing for the review threshold or ADR-0003's rule."""
+    if which != ThresholdChange.Which.APPROVE or "needed_effective_n" not in evidence:
+        return {}
+    most = (evidence.get("most_data") or {}).get("edit") or {}
+    return {
+        "effective_n": most.get("effective_n"),
+        "needed_effective_n": evidence["needed_effective_n"],
+    }
 
 
 def routing_advice() -> list[dict]:

@@ -12,7 +12,7 @@ from gating.api.permissions import require_perm
 from gating.api.responses import RENDERERS, Detail
 from gating.api.strict import StrictSerializer
 from learning import alerts, selectors
-from learning.api.responses import RoutingAdvice, ThresholdStates
+from learning.api.responses import RoutingAdvice, ThresholdStateAnswer, ThresholdStates
 from learning.models import Alert
 
 
@@ -50,7 +50,11 @@ def threshold_states(request):
     visible = _visible_task_type_names(request.user)
     return Response(
         ThresholdStates(
-            [vars(state) for state in selectors.threshold_states() if state.task_type in visible]
+            [
+                {name: getattr(state, name) for name in ThresholdStateAnswer.model_fields}
+                for state in selectors.threshold_states()
+                if state.task_type in visible
+            ]
         )
     )
 

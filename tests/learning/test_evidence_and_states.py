@@ -337,3 +337,27 @@ def test_a_held_output_stands_for_the_held_outputs_nobody_reviewed(gateway, user
     assert found.audits_achieved(task_type.pk) == {
         "pending_review": {"drawn": 10, "decided": 4, "share_decided": 0.4}
     }
+
+
+def test_the_approve_threshold_shows_its_effective_outputs_against_the_need(
+    gateway, user_in, client
+):
+    # As the guarded run records them: the candidate with the most data had 29 effective
+    # outputs of the 736 a candidate needs to be tested.
+    ingest(gateway, 1, at=NOW - timedelta(days=1))
+    task_type = TaskType.objects.get(name="t")
+    evidence_ = {"needed_effective_n": 736.0, "most_data": {"edit": {"effective_n": 29.4}}}
+    record(task_type, "underpowered", NOW - timedelta(hours=12), evidence_)
+
+    states = {(s.task_type, s.which): s for s in selectors.threshold_states()}
+    approve, review = states[("t", "approve")], states[("t", "review")]
+    assert (approve.effective_n, approve.needed_effective_n) == (29.4, 736.0)
+    assert (review.effective_n, review.needed_effective_n) == (None, None)
+
+    client.force_login(user_in("lead"))
+    html = client.get("/dashboard/drift/").content.decode()
+    assert "<td>29 / 736</td>" in html
+    # The API's answer leaves them out: a gateway sees nothing of another's volume.
+    client.force_login(user_in("admin"))
+    [first, *_] = client.get("/api/v1/thresholds/states/").json()
+    assert "effective_n" not in first and "needed_effective_n" not in first
