@@ -6,6 +6,7 @@ from django.contrib.auth.models import AbstractUser
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from gating.models import Output, Review, ReviewItem, TaskType, TaskTypeUse
+from gating.scoring import Decision
 
 Kind = ReviewItem.Kind
 
@@ -86,7 +87,7 @@ def bulk_decision_count(items: QuerySet[ReviewItem]) -> int:
 
 
 WITHHELD = "withheld"
-HELD = "pending_review"
+HELD = Decision.PENDING_REVIEW.value
 
 
 def draw_stratum(is_audit: bool, decision: str, withheld: bool) -> str:
