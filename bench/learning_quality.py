@@ -82,6 +82,23 @@ def one(kind: str, seed: int, days: int, per_day: int, reviews_per_day: int) -> 
     }
 
 
+def _claim2(rs: list[dict]) -> dict:
+    """Per measure, the windows read and the share within a fifth of the budget."""
+    out: dict = {}
+    for measure in ("edit", "bad"):
+        gaps = [g for r in rs for g in r["gaps"][measure]]
+        within = quality.within_share(gaps)
+        out[measure] = {
+            "windows": int(np.count_nonzero(~np.isnan(np.array(gaps, dtype=float)))),
+            "within_0.2_budget": None if within is None else round(within, 4),
+        }
+    out["holds"] = all(
+        out[m]["within_0.2_budget"] is not None and out[m]["within_0.2_budget"] >= 0.9
+        for m in ("edit", "bad")
+    )
+    return out
+
+
 def summary(results: list[dict], delta: float) -> dict:
     by_kind: dict[str, list[dict]] = {}
     for r in results:
@@ -93,8 +110,6 @@ def summary(results: list[dict], delta: float) -> dict:
             continue
         units = [u for r in rs for u in r["approved_error"]]
         certified = [u for u in units if u["certified_throughout"]]
-        gaps = np.array([g for r in rs for g in r["gaps"]], dtype=float)
-        gaps = gaps[~np.isnan(gaps)]
         paths = [p for r in rs for p in r["path"]]
         held_over = [r["held"] - r["held_baseline"] for r in rs]
         ratios = [w[name] for r in rs for w in r["weights"] for name in quality.RARE_DECISIVE]
@@ -112,13 +127,7 @@ def summary(results: list[dict], delta: float) -> dict:
                 "allowed": round(allowance, 4),
                 "holds": exceed_all <= allowance,
             },
-            "claim2_estimate": {
-                "windows": len(gaps),
-                "within_0.02": round(float((gaps <= quality.ESTIMATE_TOLERANCE).mean()), 4)
-                if len(gaps)
-                else None,
-                "holds": bool(len(gaps)) and float((gaps <= 0.02).mean()) >= 0.9,
-            },
+            "claim2_estimate": _claim2(rs),
             "claim3_path": {
                 "final_in_9.3_9.9": round(
                     sum(9.3 <= p["final"] <= 9.9 for p in paths) / max(len(paths), 1), 4

@@ -12,7 +12,11 @@ is certified"):
 - among the last 7 days' auto-approved outputs, per task type, the true share needing an
   edit or bad, and truly bad;
 - the shares of the last 7 days' outputs auto-approved, warned and held, and the true share
-  of bad outputs among the warnings.
+  of bad outputs among the warnings;
+- claim 2 at this scale: the label model's P(edit or bad) and P(bad) above 9.0 and 9.5
+  against the truth, within a fifth of their budgets;
+- the queue: audits drawn (planned) and reviewed per day, held outputs reviewed per day,
+  and how long held outputs of the last week waited.
 
 Output: one JSON object on stdout; progress on stderr. Run by hand, never as a timed test:
 
@@ -70,6 +74,8 @@ def one(seed: int, warn_until_certified: bool, days: int, per_day: int, per_day_
         "warned_share": round(float(warned.sum() / last.sum()), 4),
         "held_share": round(quality.held_share(history), 4),
         "warning_bad": round(quality.warning_bad_share(history), 5),
+        "estimate_gaps": quality.estimate_gaps(history),
+        "queue": quality.queue_work(history),
     }
 
 
@@ -94,7 +100,23 @@ def summary(rows: list[dict]) -> dict:
         "warned_share_mean": round(float(np.mean([r["warned_share"] for r in rows])), 4),
         "held_share_mean": round(float(np.mean([r["held_share"] for r in rows])), 4),
         "warning_bad_mean": round(float(np.mean([r["warning_bad"] for r in rows])), 5),
+        # Claim 2 at a team's scale: estimates within a fifth of their budget of the truth.
+        "estimates_within_0.2_budget": {
+            m: quality.within_share([g for row in rows for g in row["estimate_gaps"][m]])
+            for m in ("edit", "bad")
+        },
+        "audits_drawn_per_day": round(_per_day(rows, "audits_drawn"), 1),
+        "audits_reviewed_per_day": round(_per_day(rows, "audits_reviewed"), 1),
+        "held_reviewed_per_day": round(_per_day(rows, "held_reviewed"), 1),
+        "held_wait_days_last_week_mean": round(
+            float(np.mean([r["queue"]["held_wait_days_last_week"] for r in rows])), 2
+        ),
+        "open_at_end_mean": round(float(np.mean([r["queue"]["open_at_end"] for r in rows])), 1),
     }
+
+
+def _per_day(rows: list[dict], key: str) -> float:
+    return float(np.mean([np.mean(r["queue"][key]) for r in rows]))
 
 
 def main(argv: list[str] | None = None) -> None:

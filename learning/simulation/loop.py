@@ -38,6 +38,10 @@ IS_FACT_CHECK = np.array([name in world.FACT_CHECK_VALIDATORS for name in VALIDA
 APPROVED, WARNING, HELD, WITHHELD = range(4)
 DECISIONS = 4
 LEAD = 0  # the reviewer who adjudicates: the accurate one
+GOOD = world.TRUTHS.index(world.Truth.GOOD)
+BAD = world.TRUTHS.index(world.Truth.BAD)
+# Where each thresholds run records its estimates beside the truth (claim 2).
+ESTIMATE_AT = (9.0, 9.5)
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,8 @@ class ThresholdRun:
     audit_rate: float
     estimated_error: dict[float, float]  # threshold -> estimated P(edit or bad) above it
     true_error: dict[float, float]  # threshold -> the window traffic's true share above it
+    estimated_bad: dict[float, float] = field(default_factory=dict)  # ... P(bad) above it
+    true_bad: dict[float, float] = field(default_factory=dict)  # ... truly bad share above it
     evidence: dict = field(default_factory=dict, repr=False)  # the approve certification
     # What the search read, per candidate: for quality.floor_threshold.
     estimates: EstimateCurve | None = field(default=None, repr=False)
@@ -141,6 +147,10 @@ class History:
     weights: list[dict[int, dict[str, float]]]
     failed: np.ndarray  # (outputs, validators)
     final_scores: np.ndarray  # every output scored with the weights the history ended with
+    # Per output, the blocks it was queued (held, or drawn for audit) and reviewed in; -1
+    # if not. Empty where a history was built by hand.
+    queued_at: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=int))
+    reviewed_at: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=int))
 
     def last_days(self, days: int) -> np.ndarray:
         return self.block >= self.block.max() + 1 - days * BLOCKS_PER_DAY
@@ -257,6 +267,8 @@ def run_history(config: world.SimulationConfig, settings: LoopSettings) -> Histo
         weights=run.weight_log,
         failed=traffic.failed,
         final_scores=run.scores(np.arange(len(traffic.truth))),
+        queued_at=run.queued_at,
+        reviewed_at=run.reviewed_at,
     )
 
 
@@ -417,7 +429,8 @@ def _cycles(run: _Run, block: int, window: np.ndarray, *, thresholds_due: bool) 
         )
         mine_traffic = traffic.task_type[traffic_rows] == t
         truth_scores = traffic_scores[mine_traffic]
-        wrong = traffic.truth[traffic_rows[mine_traffic]] != 0
+        truth = traffic.truth[traffic_rows[mine_traffic]]
+        wrong, bad = truth != GOOD, truth == BAD
         run.runs.append(
             ThresholdRun(
                 block=block,
@@ -429,18 +442,22 @@ def _cycles(run: _Run, block: int, window: np.ndarray, *, thresholds_due: bool) 
                 audit_rate=st.audit_rate_approved,
                 estimated_error={
                     c: _weighted_mean(fit.error[mine], weight[mine], scores[mine] >= c)
-                    for c in (9.0, 9.5)
+                    for c in ESTIMATE_AT
                 },
-                true_error={
-                    c: float(wrong[truth_scores >= c].mean())
-                    if (truth_scores >= c).any()
-                    else float("nan")
-                    for c in (9.0, 9.5)
+                true_error={c: _share(wrong, truth_scores >= c) for c in ESTIMATE_AT},
+                estimated_bad={
+                    c: _weighted_mean(fit.bad[mine], weight[mine], scores[mine] >= c)
+                    for c in ESTIMATE_AT
                 },
+                true_bad={c: _share(bad, truth_scores >= c) for c in ESTIMATE_AT},
                 evidence=approve.evidence,
                 estimates=EstimateCurve.of(w),
             )
         )
+
+
+def _share(flags: np.ndarray, mask: np.ndarray) -> float:
+    return float(flags[mask].mean()) if mask.any() else float("nan")
 
 
 def _weighted_mean(values, weight, mask) -> float:

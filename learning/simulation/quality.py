@@ -15,13 +15,14 @@ from statistics import NormalDist
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from learning.simulation import loop, world
+from learning.simulation import loop
 from learning.statistics import certify
 
-GOOD = world.TRUTHS.index(world.Truth.GOOD)
-BAD = world.TRUTHS.index(world.Truth.BAD)
+GOOD = loop.GOOD
+BAD = loop.BAD
 LAST_DAYS = 7
-ESTIMATE_TOLERANCE = 0.02
+# Claim 2: an estimate is close enough when within this share of its budget of the truth.
+ESTIMATE_SHARE_OF_BUDGET = 0.2
 RARE_DECISIVE = ("security", "schema")
 
 
@@ -53,16 +54,65 @@ def approved_error(history: loop.History) -> list[dict]:
     return rows
 
 
-def estimate_gaps(history: loop.History) -> list[float]:
-    """|estimated - true| error above 9.0 and 9.5 in every thresholds run of the last 7
-    days, per task type (NaN where nothing scored that high)."""
+def estimate_gaps(history: loop.History) -> dict[str, list[float]]:
+    """|estimated - true| above 9.0 and 9.5 in every thresholds run of the last 7 days,
+    per task type, as a share of the budget it is read against: P(needs an edit or bad)
+    against alpha_edit ("edit") and P(bad) against alpha_bad ("bad"); NaN where nothing
+    scored that high. Claim 2 holds where at least 90 % are within
+    ``ESTIMATE_SHARE_OF_BUDGET``."""
     first_block = history.block[history.last_days(LAST_DAYS)].min()
-    return [
-        abs(r.estimated_error[c] - r.true_error[c])
-        for r in history.runs
-        if r.block >= first_block
-        for c in r.estimated_error
-    ]
+    budgets = history.settings.budgets
+    runs = [r for r in history.runs if r.block >= first_block]
+    return {
+        "edit": [
+            abs(r.estimated_error[c] - r.true_error[c]) / budgets.alpha_edit
+            for r in runs
+            for c in r.estimated_error
+        ],
+        "bad": [
+            abs(r.estimated_bad[c] - r.true_bad[c]) / budgets.alpha_bad
+            for r in runs
+            for c in r.estimated_bad
+        ],
+    }
+
+
+def within_share(gaps: list[float]) -> float | None:
+    """The share of the windows with a reading (not NaN) whose gap is within
+    ``ESTIMATE_SHARE_OF_BUDGET``; None with none."""
+    read = np.array(gaps, dtype=float)
+    read = read[~np.isnan(read)]
+    if not len(read):
+        return None
+    return float((read <= ESTIMATE_SHARE_OF_BUDGET).mean())
+
+
+def queue_work(history: loop.History) -> dict:
+    """What the reviewers did with the queue: per day, the audits drawn (planned) and the
+    audits and held outputs reviewed that day; and over the last 7 days, the mean wait of
+    held outputs in days, an output still open at the end counted as waiting until then."""
+    days = history.config.days
+    per_block = loop.BLOCKS_PER_DAY
+    queued = history.queued_at >= 0
+    reviewed = history.reviewed_at >= 0
+    audit = queued & (history.decision != loop.HELD)
+    held = history.decision == loop.HELD
+
+    def per_day(blocks: np.ndarray) -> list[int]:
+        return np.bincount(blocks // per_block, minlength=days)[:days].tolist()
+
+    last_held = held & history.last_days(LAST_DAYS)
+    end = days * per_block
+    waited = np.where(reviewed, history.reviewed_at, end) - history.queued_at
+    return {
+        "audits_drawn": per_day(history.queued_at[audit]),
+        "audits_reviewed": per_day(history.reviewed_at[audit & reviewed]),
+        "held_reviewed": per_day(history.reviewed_at[held & reviewed]),
+        "held_wait_days_last_week": round(float(waited[last_held].mean() / per_block), 2)
+        if last_held.any()
+        else None,
+        "open_at_end": int((queued & ~reviewed).sum()),
+    }
 
 
 def approve_path(history: loop.History) -> list[dict]:

@@ -35,6 +35,33 @@ SCORES = [9.5] * 50 + [8.5] * 50
 TRUTHS = [GOOD] * 50 + [GOOD] * 40 + [EDIT] * 10
 
 
+def test_claim_2_reads_each_gap_against_its_own_budget():
+    # One run, by hand: at 9.0 the estimates are 0.041 / 0.0030 against truths 0.050 /
+    # 0.0055, gaps 0.009 / 0.05 = 0.18 and 0.0025 / 0.01 = 0.25; at 9.5 nothing scored.
+    h = history([9.2], [GOOD], [True])
+    h.runs.append(
+        loop.ThresholdRun(
+            block=0,
+            task_type=0,
+            review=4.0,
+            approve=9.0,
+            approve_state="certified",
+            review_state="certified",
+            audit_rate=0.02,
+            estimated_error={9.0: 0.041, 9.5: float("nan")},
+            true_error={9.0: 0.050, 9.5: float("nan")},
+            estimated_bad={9.0: 0.0030, 9.5: float("nan")},
+            true_bad={9.0: 0.0055, 9.5: float("nan")},
+        )
+    )
+    gaps = quality.estimate_gaps(h)
+    assert gaps["edit"][0] == pytest.approx(0.18) and np.isnan(gaps["edit"][1])
+    assert gaps["bad"][0] == pytest.approx(0.25)
+    assert quality.within_share(gaps["edit"]) == 1.0
+    assert quality.within_share(gaps["bad"]) == 0.0
+    assert quality.within_share([float("nan")]) is None
+
+
 @pytest.mark.parametrize(
     ("approved", "loss", "exceeds"),
     [
