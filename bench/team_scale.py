@@ -21,6 +21,7 @@ is certified"):
 Output: one JSON object on stdout; progress on stderr. Run by hand, never as a timed test:
 
     .venv/bin/python -m bench.team_scale [--histories 10] [--first-seed 3000] [--processes 2]
+        [--switch both|off|on] [--held-first]
 """
 
 from __future__ import annotations
@@ -53,9 +54,18 @@ def first_certified_day(history: loop.History, task_type: int) -> int | None:
     return None
 
 
-def one(seed: int, warn_until_certified: bool, days: int, per_day: int, per_day_reviews: int):
+def one(
+    seed: int,
+    warn_until_certified: bool,
+    days: int,
+    per_day: int,
+    per_day_reviews: int,
+    held_first: bool = False,
+):
     settings = loop.LoopSettings(
-        reviews_per_day=per_day_reviews, warn_until_certified=warn_until_certified
+        reviews_per_day=per_day_reviews,
+        warn_until_certified=warn_until_certified,
+        held_first=held_first,
     )
     config = loop.history_config(seed, days=days, outputs_per_day=per_day)
     started = time.perf_counter()
@@ -102,7 +112,7 @@ def summary(rows: list[dict]) -> dict:
         "warning_bad_mean": round(float(np.mean([r["warning_bad"] for r in rows])), 5),
         # Claim 2 at a team's scale: estimates within a fifth of their budget of the truth.
         "estimates_within_0.2_budget": {
-            m: quality.within_share([g for row in rows for g in row["estimate_gaps"][m]])
+            m: _rounded(quality.within_share([g for row in rows for g in row["estimate_gaps"][m]]))
             for m in ("edit", "bad")
         },
         "audits_drawn_per_day": round(_per_day(rows, "audits_drawn"), 1),
@@ -113,6 +123,10 @@ def summary(rows: list[dict]) -> dict:
         ),
         "open_at_end_mean": round(float(np.mean([r["queue"]["open_at_end"] for r in rows])), 1),
     }
+
+
+def _rounded(share: float | None) -> float | None:
+    return None if share is None else round(share, 4)
 
 
 def _per_day(rows: list[dict], key: str) -> float:
@@ -127,11 +141,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--outputs-per-day", type=int, default=2_000)
     parser.add_argument("--reviews-per-day", type=int, default=loop.LoopSettings.reviews_per_day)
     parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument(
+        "--held-first",
+        action="store_true",
+        help="past the audits' reserved share, review held outputs before other audits",
+    )
+    parser.add_argument(
+        "--switch",
+        choices=("both", "off", "on"),
+        default="both",
+        help="run the warn_until_certified switch off, on, or both (default)",
+    )
     args = parser.parse_args(argv)
+    switches = {"both": (False, True), "off": (False,), "on": (True,)}[args.switch]
     jobs = [
-        (seed, switch, args.days, args.outputs_per_day, args.reviews_per_day)
+        (seed, switch, args.days, args.outputs_per_day, args.reviews_per_day, args.held_first)
         for seed in range(args.first_seed, args.first_seed + args.histories)
-        for switch in (False, True)
+        for switch in switches
     ]
     started = time.perf_counter()
     rows = []
@@ -147,10 +173,14 @@ def main(argv: list[str] | None = None) -> None:
             "reviews_per_day": args.reviews_per_day,
             "days": args.days,
             "task_types": [t.name for t in world.DEFAULT_TASK_TYPES],
+            "held_first": args.held_first,
         },
         "seconds": round(time.perf_counter() - started, 1),
-        "off": summary([r for r in rows if not r["warn_until_certified"]]),
-        "on": summary([r for r in rows if r["warn_until_certified"]]),
+        **{
+            name: summary([r for r in rows if r["warn_until_certified"] == switch])
+            for name, switch in (("off", False), ("on", True))
+            if switch in switches
+        },
         "histories": rows,
     }
     json.dump(result, sys.stdout, indent=2)

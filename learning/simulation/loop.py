@@ -58,6 +58,9 @@ class LoopSettings:
     # 4 reviewers x 12 an hour x 9 working hours.
     reviews_per_day: int = 432
     audit_share: float = 0.25
+    # Past the audits' reserved share, held outputs before the other audits (not what
+    # production does today: bench/team_scale.py --held-first measures it).
+    held_first: bool = False
     lookback_days: int = 30
     replicates: int = 79  # as LEARNING_LABEL_REPLICATES
     # The task type's switch (gating.scoring.GatePolicy), on as it is for a new task type:
@@ -236,12 +239,17 @@ def run_history(config: world.SimulationConfig, settings: LoopSettings) -> Histo
     capacity = settings.reviews_per_day / BLOCKS_PER_DAY
     for block in range(config.days * BLOCKS_PER_DAY):
         _gate(run, np.flatnonzero(traffic.block == block), block)
-        # The queue: audits first up to the reserved share, then oldest first.
+        # The queue: audits first up to the reserved share, then oldest first (as
+        # gating.reviews.item_claim); with ``held_first``, the held outputs oldest first
+        # and only then the other audits.
         waiting = np.flatnonzero((run.queued_at >= 0) & (run.reviewed_at < 0))
         is_audit = run.decision[waiting] != HELD
         budget = int(capacity + run.rng.random())
         audits = waiting[is_audit][: int(budget * settings.audit_share)]
-        rest = np.setdiff1d(waiting, audits, assume_unique=True)[: budget - len(audits)]
+        rest = np.setdiff1d(waiting, audits, assume_unique=True)
+        if settings.held_first:
+            rest = rest[np.argsort(run.decision[rest] != HELD, kind="stable")]
+        rest = rest[: budget - len(audits)]
         for output in np.concatenate([audits, rest]):
             _review(run, int(output))
             run.reviewed_at[output] = block
