@@ -108,8 +108,8 @@ def draw_coverage(*, since: datetime, until: datetime) -> dict[tuple[int, str], 
 
     For the learning cycles: the inclusion probability an output achieved is its draw rate
     (1 for a held one) times the share of its stratum reviewed, since an output still
-    waiting is no evidence yet, as the closed loop weighs them
-    (learning.simulation.loop._achieved_weights). The first review is what counts, not the
+    waiting is no evidence yet (learning.statistics.sampling, the rule the learning cycles
+    and the closed loop share). The first review is what counts, not the
     last round: whether an output gets a second review or an adjudication depends on what
     its first reviewer found, so waiting for the last round would leave out above all the
     outputs found at fault. A bulk decision is one lead's call on many outputs, which the

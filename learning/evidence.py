@@ -38,7 +38,7 @@ from gating import scorers, scoring
 from gating.models import Review, TaskModelStats, TaskType, Validator
 from gating.selectors import WITHHELD, draw_coverage, draw_stratum
 from learning import selectors
-from learning.statistics import labels, thresholds
+from learning.statistics import labels, sampling, thresholds
 
 APPROVED = scoring.Decision.APPROVED.value
 WARNING = scoring.Decision.WARNING.value
@@ -123,12 +123,11 @@ def judged_evidence(
     bonus = _pair_bonus(task_types)
 
     scores = np.empty(len(kept))
-    weights = np.empty(len(kept))
     by_task_type: dict[int, TaskTypeEvidence] = {}
     rows_of: dict[int, list[int]] = defaultdict(list)
     for i, v in enumerate(kept):
         rows_of[v.task_type_id].append(i)
-        weights[i] = 1.0 / _achieved(v, coverage)
+    weights = 1.0 / _achieved(kept, coverage)
     for task_type_id, rows in rows_of.items():
         names = tuple(sorted(validators[task_type_id]))
         mine = [kept[i] for i in rows]
@@ -201,12 +200,18 @@ def _current_design(verdicts, task_types) -> tuple[list, dict[int, int]]:
     return kept, dropped
 
 
-def _achieved(verdict: selectors.Verdict, coverage: dict) -> float:
-    stratum = draw_stratum(verdict.is_audit, verdict.decision, verdict.withheld)
-    created, decided = coverage.get((verdict.task_type_id, stratum), (0, 0))
-    # This output was reviewed, so its stratum's share is at least one in ``created``.
-    share = max(decided, 1) / created if created else 1.0
-    return verdict.inclusion_probability * min(1.0, share)
+def _achieved(verdicts: list[selectors.Verdict], coverage: dict) -> np.ndarray:
+    """Each verdict's achieved inclusion probability (``sampling.achieved_inclusion``)."""
+    counts = np.array(
+        [
+            coverage.get((v.task_type_id, draw_stratum(v.is_audit, v.decision, v.withheld)), (0, 0))
+            for v in verdicts
+        ],
+        dtype=float,
+    ).reshape(-1, 2)
+    return sampling.achieved_inclusion(
+        [v.inclusion_probability for v in verdicts], counts[:, 0], counts[:, 1]
+    )
 
 
 def _validators(task_types) -> dict[int, dict[str, Validator]]:

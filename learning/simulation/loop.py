@@ -26,7 +26,7 @@ import numpy as np
 
 from gating import scoring
 from learning.simulation import world
-from learning.statistics import certify, labels, thresholds, weights
+from learning.statistics import certify, labels, sampling, thresholds, weights
 
 BLOCKS_PER_DAY = 4
 THRESHOLD_EVERY = 2  # blocks: the thresholds cycle runs every 12 hours
@@ -154,6 +154,8 @@ class History:
     # if not. Empty where a history was built by hand.
     queued_at: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=int))
     reviewed_at: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=int))
+    # Per output, the rate it was drawn at (1 if held, 0 if not drawn).
+    inclusion: np.ndarray = field(default_factory=lambda: np.empty(0))
 
     def last_days(self, days: int) -> np.ndarray:
         return self.block >= self.block.max() + 1 - days * BLOCKS_PER_DAY
@@ -229,6 +231,14 @@ class _Run:
             reviewed_at=np.full(n, -1),
         )
 
+    @property
+    def task_type(self) -> np.ndarray:
+        return self.traffic.task_type
+
+    @property
+    def block(self) -> np.ndarray:
+        return self.traffic.block
+
     def scores(self, rows: np.ndarray) -> np.ndarray:
         return _scores(self.traffic, rows, self.state, self.pairs)
 
@@ -277,6 +287,7 @@ def run_history(config: world.SimulationConfig, settings: LoopSettings) -> Histo
         final_scores=run.scores(np.arange(len(traffic.truth))),
         queued_at=run.queued_at,
         reviewed_at=run.reviewed_at,
+        inclusion=run.inclusion,
     )
 
 
@@ -383,7 +394,7 @@ def _cycles(run: _Run, block: int, window: np.ndarray, *, thresholds_due: bool) 
         strata=traffic.task_type[window],
     )
     fit = labels.fit_label_model(data)
-    weight = _achieved_weights(run, window, block)
+    weight = achieved_weights(run, window, block)
     for t in state:
         mine = traffic.task_type[window] == t
         update = weights.weight_update(
@@ -474,20 +485,22 @@ def _weighted_mean(values, weight, mask) -> float:
     return float(np.average(values[mask], weights=weight[mask]))
 
 
-def _achieved_weights(run: _Run, window: np.ndarray, block: int) -> np.ndarray:
-    """1 / each judged output's achieved inclusion probability: its draw rate times the
-    share of its stratum's draws (task type, decision) in the window reviewed by now."""
-    traffic = run.traffic
-    start = block - run.settings.lookback_days * BLOCKS_PER_DAY
+def achieved_weights(outputs: History | _Run, window: np.ndarray, block: int) -> np.ndarray:
+    """1 / each judged output's achieved inclusion probability (``sampling``): its draw rate
+    times the share of its stratum's draws (task type, decision) in the lookback window
+    before the end of ``block`` reviewed by then. ``window`` holds the judged outputs."""
+    start = block - outputs.settings.lookback_days * BLOCKS_PER_DAY
     drawn = np.flatnonzero(
-        (run.queued_at >= 0) & (traffic.block > start) & (traffic.block <= block)
+        (outputs.queued_at >= 0) & (outputs.block > start) & (outputs.block <= block)
     )
-    stratum = traffic.task_type * DECISIONS + run.decision
-    size = len(run.config.task_types) * DECISIONS
+    stratum = outputs.task_type * DECISIONS + outputs.decision
+    size = len(outputs.config.task_types) * DECISIONS
+    reviewed = drawn[(outputs.reviewed_at[drawn] >= 0) & (outputs.reviewed_at[drawn] <= block)]
     draws = np.bincount(stratum[drawn], minlength=size)
-    done = np.bincount(stratum[drawn[run.reviewed_at[drawn] >= 0]], minlength=size)
-    share = np.divide(done, draws, out=np.ones(size), where=draws > 0)
-    return 1.0 / (run.inclusion[window] * share[stratum[window]])
+    done = np.bincount(stratum[reviewed], minlength=size)
+    return 1.0 / sampling.achieved_inclusion(
+        outputs.inclusion[window], draws[stratum[window]], done[stratum[window]]
+    )
 
 
 def history_config(
