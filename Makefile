@@ -119,7 +119,8 @@ MUTANTS := 'gating.scoring.*' 'gating.scorers.*' 'gating.outbox.*' 'gating.users
 	'learning.statistics.certify.*' 'learning.statistics.weights.*' \
 	'learning.statistics.agreement.*' 'learning.statistics.importance.*' \
 	'learning.statistics.drift.*' 'learning.statistics.tiers.*' \
-	'learning.statistics.thresholds.*' 'learning.statistics.labels.*'
+	'learning.statistics.thresholds.*' 'learning.statistics.labels.*' \
+	'learning.statistics.sampling.*'
 
 ## Mutation testing (docs/reliability.md): the figures, then each mutant tested that was not killed.
 mutants: $(STAMP)
