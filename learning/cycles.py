@@ -35,7 +35,7 @@ from learning.models import (
     ValidatorAssessment,
 )
 from learning.services import CYCLE_TASK
-from learning.statistics import agreement, importance, thresholds, tiers, weights
+from learning.statistics import agreement, certify, importance, thresholds, tiers, weights
 
 log = logging.getLogger(__name__)
 Kind = CycleRun.Kind
@@ -334,6 +334,9 @@ def _thresholds_cycle(run: CycleRun):
                 "approve": task_type.approve_threshold_pinned,
             },
         )
+        if task_type.threshold_policy != TaskType.ThresholdPolicy.ADR0003:
+            approve = final["approve"]
+            approve.evidence["in_force"] = _in_force(task_type, found, approve.new)
         records += _threshold_records(run, task_type, final)
         moved = [final[w] for w in ("review", "approve") if final[w].new != final[w].old]
         counts["moved"] += len(moved)
@@ -427,6 +430,31 @@ def _guarded(task_type: TaskType, found: evidence.JudgedEvidence):
         approve.state, task_type.audit_rate_approved, budget=task_type.audit_rate_budget
     )
     return proposals, audit_rate
+
+
+def _in_force(task_type: TaskType, found: evidence.JudgedEvidence, approve: float) -> dict:
+    """What the outputs auto-approved from now on are estimated to be, on this run's
+    evidence: at the approve threshold in force, P(bad) and P(needs an edit or bad), each
+    with its estimate and its (1 - delta) upper bound, as the search reads a candidate."""
+    window = (
+        found.window(task_type.pk)
+        if task_type.pk in found.by_task_type
+        else thresholds.Window(*(np.zeros(0),) * 4)
+    )
+    reading = certify.certify_approve_threshold(
+        window.scores,
+        window.weights,
+        window.loss_bad,
+        window.loss_edit,
+        alpha_bad=task_type.alpha_bad,
+        alpha_edit=task_type.alpha_approve,
+        delta=task_type.delta,
+        replicates_bad=window.replicates_bad,
+        replicates_edit=window.replicates_edit,
+        top=approve,
+        bottom=approve,
+    )
+    return reading.candidates[0].as_dict()
 
 
 def _threshold_records(run: CycleRun, task_type: TaskType, final: dict) -> list[ThresholdChange]:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db.models import Exists, OuterRef
 
 from gating.models import Review, ReviewItem, TaskType
 from learning.models import CycleRun, ThresholdChange, TierAssessment
 from learning.statistics import importance
+from learning.statistics.forecast import Forecast, certification_forecast
 
 APPROVE = Review.Action.APPROVE
 
@@ -212,6 +213,12 @@ class ThresholdState:
     # to see: the API's answer leaves them out (learning.api.views).
     effective_n: float | None = None
     needed_effective_n: float | None = None
+    # Approve threshold: when the need could be met at today's pace (statistics.forecast).
+    forecast: Forecast | None = None
+    # Approve threshold: what is auto-approved from now on, on the latest run's evidence
+    # at the value in force: P(needs an edit or bad) and P(bad), each estimated and
+    # bounded above at 1 - delta (learning.cycles._in_force); None before it was recorded.
+    approved_error: dict | None = None
 
     @property
     def state_label(self) -> str:
@@ -291,22 +298,64 @@ def threshold_states() -> list[ThresholdState]:
                     runs_in_a_row=run,
                     best_certifiable_error=best[0] if best else None,
                     best_certifiable_threshold=best[1] if best else None,
-                    **_have_and_need(which, latest.evidence or {}),
+                    **_approve_reading(which, latest),
                 )
             )
     return states
 
 
-def _have_and_need(which: str, evidence: dict) -> dict:
-    """The approve threshold's effective outputs against the need, from a guarded run's
-    evidence; nothing for the review threshold or ADR-0003's rule."""
+# How far back the certification forecast measures the pace: the latest run against the
+# latest one at least this much older, and the audits reviewed over the last week.
+FORECAST_SPAN = timedelta(days=1)
+AUDIT_PACE_SPAN = timedelta(days=7)
+
+
+def _effective_n(evidence: dict) -> float | None:
+    return ((evidence.get("most_data") or {}).get("edit") or {}).get("effective_n")
+
+
+def _approve_reading(which: str, latest: ThresholdChange) -> dict:
+    """For the approve threshold after a guarded run: the effective outputs against the
+    need, the forecast of when the need is met, and the error of what it approves now.
+    Nothing for the review threshold or ADR-0003's rule."""
+    evidence = latest.evidence or {}
     if which != ThresholdChange.Which.APPROVE or "needed_effective_n" not in evidence:
         return {}
-    most = (evidence.get("most_data") or {}).get("edit") or {}
+    have, need = _effective_n(evidence) or 0.0, evidence["needed_effective_n"]
+    before = (
+        ThresholdChange.objects.filter(
+            task_type_id=latest.task_type_id, which=which, at__lte=latest.at - FORECAST_SPAN
+        )
+        .order_by("-at", "-id")
+        .first()
+    )
+    have_before = _effective_n(before.evidence or {}) if before else None
     return {
-        "effective_n": most.get("effective_n"),
-        "needed_effective_n": evidence["needed_effective_n"],
+        "effective_n": have,
+        "needed_effective_n": need,
+        "forecast": certification_forecast(
+            have=have,
+            need=need,
+            have_before=None if before is None else (have_before or 0.0),
+            days_between=(latest.at - before.at) / timedelta(days=1) if before else 0.0,
+            audits_per_day=audits_reviewed(latest.task_type_id, until=latest.at)
+            / AUDIT_PACE_SPAN.days,
+        ),
+        "approved_error": evidence.get("in_force"),
     }
+
+
+def audits_reviewed(
+    task_type_id: int, *, until: datetime, span: timedelta = AUDIT_PACE_SPAN
+) -> int:
+    """Audits of the task type given their first review in the ``span`` before ``until``
+    (a bulk decision leaves audits alone)."""
+    return Review.objects.filter(
+        item__task_type_id=task_type_id,
+        item__kind=ReviewItem.Kind.AUDIT,
+        decided_at__gte=until - span,
+        decided_at__lt=until,
+    ).count()
 
 
 def routing_advice() -> list[dict]:

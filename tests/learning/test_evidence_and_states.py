@@ -196,6 +196,15 @@ def test_an_underpowered_run_holds_raises_audits_and_says_so(gateway, user_in):
     task_type.refresh_from_db()
     assert task_type.audit_rate_approved == task_type.audit_rate_budget == 0.25
     assert any("audit_rate_approved" in c for c in run.changes)
+    # What the threshold in force approves, read as the search reads a candidate: the 40
+    # outputs scoring at least 7.0 (all of them, each weight 1), an estimate under its
+    # bound.
+    in_force = approve.evidence["in_force"]
+    scoring_above = Output.objects.filter(task_type=task_type, score__gte=before).count()
+    assert in_force["threshold"] == before
+    assert in_force["edit"]["n"] == in_force["bad"]["n"] == scoring_above == 40
+    for loss in ("edit", "bad"):
+        assert 0 <= in_force[loss]["estimate"] < in_force[loss]["bound"] <= 1
     # The insufficient-evidence alert opens from it.
     alerts.alerts_evaluate(NOW)
     alert = Alert.objects.get(rule=Alert.Rule.INSUFFICIENT_EVIDENCE, subject="t")
@@ -361,3 +370,58 @@ def test_the_approve_threshold_shows_its_effective_outputs_against_the_need(
     client.force_login(user_in("admin"))
     [first, *_] = client.get("/api/v1/thresholds/states/").json()
     assert "effective_n" not in first and "needed_effective_n" not in first
+
+
+def test_the_approve_threshold_forecasts_its_certification_and_reads_its_error(
+    gateway, user_in, client
+):
+    # Two runs a day apart: 140 then 200 effective outputs of the 736 needed, so 60 a day
+    # and (736 - 200) / 60 = 8.9 days to go. Over the last week 14 audits had their first
+    # review (two a day): 4 audits a day would halve it. An audit reviewed 8 days ago and
+    # one still waiting do not count.
+    reviewer = user_in("reviewer")
+    audited = audits_of_approved(gateway, 16, rate=0.25)
+    decide(audited[:14], reviewer, "approve", NOW - timedelta(days=3))
+    decide(audited[14:15], reviewer, "approve", NOW - timedelta(days=8))
+    task_type = TaskType.objects.get(name="t")
+    need = {"needed_effective_n": 736.0}
+    record(
+        task_type,
+        "underpowered",
+        NOW - timedelta(days=1),
+        {**need, "most_data": {"edit": {"effective_n": 140.0}}},
+    )
+    in_force = {
+        "threshold": 7.0,
+        "edit": {"n": 250, "effective_n": 200.0, "estimate": 0.1234, "bound": 0.1811},
+        "bad": {"n": 250, "effective_n": 200.0, "estimate": 0.0042, "bound": 0.0265},
+    }
+    record(
+        task_type,
+        "underpowered",
+        NOW,
+        {**need, "most_data": {"edit": {"effective_n": 200.0}}, "in_force": in_force},
+    )
+
+    assert selectors.audits_reviewed(task_type.pk, until=NOW) == 14
+    approve = {(s.task_type, s.which): s for s in selectors.threshold_states()}[("t", "approve")]
+    assert approve.forecast.days == pytest.approx(536 / 60)
+    assert approve.forecast.audits_per_day_to_halve == pytest.approx(4.0)
+    assert approve.approved_error == in_force
+
+    client.force_login(user_in("lead"))
+    html = client.get("/dashboard/drift/").content.decode()
+    assert "about 9 days at today's pace; 4 audits a day would halve it" in html
+    assert "P(edit or bad) 0.123, at most 0.181; P(bad) 0.0042, at most 0.0265" in html
+
+
+def test_a_forecast_with_no_earlier_run_or_no_gain_says_so(gateway, user_in, client):
+    ingest(gateway, 1, at=NOW - timedelta(days=1))
+    task_type = TaskType.objects.get(name="t")
+    need = {"needed_effective_n": 736.0, "most_data": {"edit": {"effective_n": 300.0}}}
+    record(task_type, "underpowered", NOW, need)
+    client.force_login(user_in("lead"))
+    assert "after a day of runs" in client.get("/dashboard/drift/").content.decode()
+    # A day earlier, as many effective outputs: the window sheds what it gains.
+    record(task_type, "underpowered", NOW - timedelta(days=1), need)
+    assert "not at today's pace" in client.get("/dashboard/drift/").content.decode()

@@ -1,0 +1,68 @@
+"""When the approve threshold could be certified at today's pace: pure arithmetic.
+
+The search tests a candidate once its effective sample reaches the need
+(``certify.certify_approve_threshold``). The forecast reads how fast the candidate with the
+most data gained effective outputs between two thresholds runs and extends that line:
+
+    days = (need - have) / gain per day
+
+It is a straight line through two points, no more. Effective outputs grow about in
+proportion to the audits reviewed while the lookback window fills; once it is full, what
+leaves the window takes away what comes in, the gain falls towards zero, and the forecast
+says that today's pace will not get there. Doubling the audits reviewed a day doubles the
+gain and halves the days, so the reviews a day that would halve the forecast are twice
+today's audits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Pace(StrEnum):
+    READY = "ready"  # the data is there: what is missing is an estimate within budget
+    ON_PACE = "on_pace"  # ``days`` to the need at today's pace
+    TOO_SLOW = "too_slow"  # no gain between the two runs: today's pace does not get there
+    UNKNOWN = "unknown"  # no earlier run to measure the pace against
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """``days`` to the need at today's pace (0 when ready, None unless on pace);
+    ``audits_per_day_to_halve``: the audits reviewed a day that would halve ``days`` (None
+    with nothing to halve, or with no audits lately to scale)."""
+
+    pace: Pace
+    days: float | None = None
+    audits_per_day_to_halve: float | None = None
+
+
+def certification_forecast(
+    *,
+    have: float,
+    need: float,
+    have_before: float | None,
+    days_between: float,
+    audits_per_day: float,
+) -> Forecast:
+    """From the effective outputs now (``have``) and ``days_between`` days earlier
+    (``have_before``; None if there was no run then), the need, and the audits reviewed a
+    day lately."""
+    for name, value in (("have", have), ("need", need), ("audits_per_day", audits_per_day)):
+        if not (math.isfinite(value) and value >= 0):
+            raise ValueError(f"{name} must be a finite number at least 0, not {value!r}")
+    if have >= need:
+        return Forecast(Pace.READY, days=0.0)
+    if have_before is None or not days_between > 0:
+        return Forecast(Pace.UNKNOWN)
+    gain = (have - have_before) / days_between
+    if not gain > 0:
+        return Forecast(Pace.TOO_SLOW)
+    return Forecast(
+        Pace.ON_PACE,
+        days=(need - have) / gain,
+        # With no audits lately the gain came from elsewhere: more audits' share is unknown.
+        audits_per_day_to_halve=2 * audits_per_day if audits_per_day > 0 else None,
+    )

@@ -1,0 +1,46 @@
+"""The certification forecast (learning/statistics/forecast.py), by hand."""
+
+import math
+
+import pytest
+
+from learning.statistics.forecast import Pace, certification_forecast
+
+
+def forecast(**kw):
+    args = {"have": 200.0, "need": 736.0, "have_before": 140.0, "days_between": 1.0}
+    return certification_forecast(**{**args, "audits_per_day": 30.0, **kw})
+
+
+def test_a_straight_line_through_two_runs():
+    # 60 effective outputs gained in a day; 536 to go: 536 / 60 = 8.93 days. Twice the
+    # 30 audits a day doubles the gain and halves that.
+    f = forecast()
+    assert f.pace is Pace.ON_PACE
+    assert f.days == pytest.approx(536 / 60)
+    assert f.audits_per_day_to_halve == 60.0
+    # Runs 12 hours apart: the same 60 is 120 a day, 536 / 120 = 4.47 days.
+    assert forecast(days_between=0.5).days == pytest.approx(536 / 120)
+
+
+def test_ready_unknown_and_too_slow():
+    assert forecast(have=736.0) == forecast(have=900.0, have_before=None)
+    assert forecast(have=736.0).pace is Pace.READY and forecast(have=736.0).days == 0.0
+    assert forecast(have_before=None).pace is Pace.UNKNOWN
+    assert forecast(days_between=0.0).pace is Pace.UNKNOWN
+    # The window sheds as much as it gains (it is full), or more.
+    for before in (200.0, 260.0):
+        f = forecast(have_before=before)
+        assert f.pace is Pace.TOO_SLOW and f.days is None and f.audits_per_day_to_halve is None
+
+
+def test_no_audits_lately_has_nothing_to_scale():
+    f = forecast(audits_per_day=0.0)
+    assert f.pace is Pace.ON_PACE and f.audits_per_day_to_halve is None
+
+
+@pytest.mark.parametrize("field", ["have", "need", "audits_per_day"])
+@pytest.mark.parametrize("value", [-1.0, math.nan, math.inf])
+def test_refuses_what_is_not_a_count(field, value):
+    with pytest.raises(ValueError, match=field):
+        forecast(**{field: value})
