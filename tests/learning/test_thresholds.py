@@ -852,6 +852,29 @@ def test_guarded_hands_each_policy_its_budgets_replicates_design_weight_and_step
     assert review.evidence["band"]["to"] == 9.3
 
 
+def test_guarded_reads_not_attainable_only_above_the_review_threshold():
+    # 2,000 outputs at 9.0, one in ten needing an edit, twice the 5 % budget, and nothing
+    # scoring higher. The first tested candidate, 9.0, is out of reach. With the review
+    # threshold at 4.0 an approve threshold of 9.0 was possible: not attainable. With the
+    # review threshold at 9.0 it was not (approve must lie above review), and nothing above
+    # 9.0 has data to test: underpowered, so the audits rise instead of the search giving up.
+    w = window([(9.0, 2000, 1.0, 0, 200)])
+    (_, low_review) = thresholds.guarded(
+        w, review=4.0, approve=9.5, budgets=thresholds.Budgets(), last_certified=None
+    )
+    assert low_review.state == State.NOT_ATTAINABLE
+    assert low_review.evidence["stopped_at"]["threshold"] == 9.0
+    (_, high_review) = thresholds.guarded(
+        w, review=9.0, approve=9.5, budgets=thresholds.Budgets(), last_certified=None
+    )
+    assert high_review.state == State.UNDERPOWERED
+    assert high_review.new == 9.5
+    assert high_review.reason.startswith(
+        "Underpowered: the estimates are over budget at 9, which is not above the review "
+        "threshold 9 and so could not be the approve threshold;"
+    )
+
+
 # --------------------------------------------------------------------------- constrain
 
 
