@@ -2,8 +2,9 @@
 truth (docs/learning.md's claims).
 
 Each history is 30 simulated days of the world's traffic through the pure gate, queue and
-cycles of ``learning.simulation.loop``, seeded; three worlds (the default one, gpt-x drifting
-to severity 0.3 from day 10, every reviewer as careful as the accurate one), plus a world
+cycles of ``learning.simulation.loop``, seeded; four worlds (the default one, gpt-x drifting
+to severity 0.3 from day 10, every reviewer as careful as the accurate one, and reviewers who
+are not Dawid-Skene: ``world.ReviewerFlaws``), plus a world
 with a 0.005 edit budget (claim 4) and one whose reviewers never err (claim 5). A no-learning
 history of the same seed gives the held-share baseline.
 
@@ -38,7 +39,7 @@ import numpy as np
 from bench import harness
 from learning.simulation import loop, quality, world
 
-WORLDS = ("default", "drift", "accurate")
+WORLDS = ("default", "drift", "accurate", "flawed")
 DRIFT = world.Drift(model="gpt-x", day=10, severity=0.3)
 
 
@@ -48,6 +49,8 @@ def settings_for(kind: str, reviews_per_day: int) -> tuple[loop.LoopSettings, wo
         return base, DRIFT
     if kind == "accurate":
         return loop.accurate_reviewers(base), None
+    if kind == "flawed":
+        return loop.flawed_reviewers(base), None
     if kind == "tight":
         budgets = replace(base.budgets, alpha_edit=0.005)
         return replace(base, budgets=budgets), None
@@ -291,6 +294,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--first-seed", type=int, default=1000)
     parser.add_argument(
+        "--worlds",
+        nargs="+",
+        choices=WORLDS,
+        default=WORLDS,
+        help="the worlds to run (default all)",
+    )
+    parser.add_argument(
         "--merge", nargs="+", metavar="FILE", help="join the outputs of a run's parts instead"
     )
     args = parser.parse_args(argv)
@@ -308,7 +318,7 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(str(error))
         return
 
-    jobs = [(k, args.first_seed + i) for k in WORLDS for i in range(args.histories)]
+    jobs = [(k, args.first_seed + i) for k in args.worlds for i in range(args.histories)]
     jobs += [
         (k, args.first_seed + i) for k in ("tight", "perfect") for i in range(args.extra_histories)
     ]

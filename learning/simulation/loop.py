@@ -61,6 +61,8 @@ class LoopSettings:
     # Past the audits' reserved share, held outputs before the other audits (not what
     # production does today: bench/team_scale.py --held-first measures it).
     held_first: bool = False
+    # Reviewers who are not Dawid-Skene (world.ReviewerFlaws); None: one matrix each.
+    flaws: world.ReviewerFlaws | None = None
     lookback_days: int = 30
     replicates: int = 79  # as LEARNING_LABEL_REPLICATES
     # The task type's switch (gating.scoring.GatePolicy), on as it is for a new task type:
@@ -156,6 +158,8 @@ class History:
     reviewed_at: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=int))
     # Per output, the rate it was drawn at (1 if held, 0 if not drawn).
     inclusion: np.ndarray = field(default_factory=lambda: np.empty(0))
+    # Every verdict: (output, reviewer, label index into labels.LABELS).
+    verdicts: np.ndarray = field(default_factory=lambda: np.empty((0, 3), dtype=np.int64))
 
     def last_days(self, days: int) -> np.ndarray:
         return self.block >= self.block.max() + 1 - days * BLOCKS_PER_DAY
@@ -184,6 +188,13 @@ class _Traffic:
         self.block = day * BLOCKS_PER_DAY + hours // (24 // BLOCKS_PER_DAY)
         requires = np.array([t.requires_fact_check for t in config.task_types])
         self.requires_fact_check = requires[self.task_type]
+        # Per output, for world.ReviewerFlaws: its difficulty, and whether it is a blind spot
+        # (drawn whether or not the reviewers have flaws, on a stream of their own, so that
+        # the traffic and the other draws stay the same).
+        flaws = np.random.default_rng([config.seed, 11])
+        self.difficulty = flaws.random(len(self.truth))
+        self.blind_draw = flaws.random(len(self.truth))
+        self.blind = np.zeros(len(self.truth), dtype=bool)
 
 
 @dataclass
@@ -209,6 +220,8 @@ class _Run:
     @classmethod
     def start(cls, config: world.SimulationConfig, settings: LoopSettings) -> _Run:
         traffic = _Traffic(config)
+        if settings.flaws is not None:
+            traffic.blind = traffic.blind_draw < settings.flaws.blind_share
         n = len(traffic.truth)
         return cls(
             config=config,
@@ -288,6 +301,7 @@ def run_history(config: world.SimulationConfig, settings: LoopSettings) -> Histo
         queued_at=run.queued_at,
         reviewed_at=run.reviewed_at,
         inclusion=run.inclusion,
+        verdicts=np.array(run.verdicts, dtype=np.int64).reshape(-1, 3),
     )
 
 
@@ -352,22 +366,41 @@ def _review(run: _Run, output: int) -> None:
     verdict)."""
     truth = world.TRUTHS[run.traffic.truth[output]]
     people, rng = run.settings.reviewers, run.rng
+
+    def decide(reviewer: int) -> int:
+        return _decide(people[reviewer], truth, rng, run.settings.flaws, run.traffic, output)
+
     first = int(rng.integers(len(people)))
-    said = [(first, _decide(people[first], truth, rng))]
+    said = [(first, decide(first))]
     audit_finds_fault = run.decision[output] != HELD and said[0][1] != labels.APPROVE
     if rng.random() < run.settings.double_review_rate or audit_finds_fault:
         second = (first + int(rng.integers(1, len(people)))) % len(people)
-        said.append((second, _decide(people[second], truth, rng)))
+        said.append((second, decide(second)))
         if said[0][1] != said[1][1]:
-            said.append((LEAD, _decide(people[LEAD], truth, rng)))
+            said.append((LEAD, decide(LEAD)))
     run.verdicts += [(output, reviewer, label) for reviewer, label in said]
     tt, model = run.traffic.task_type[output], run.traffic.model[output]
     run.pairs[tt, model, 0] += 1
     run.pairs[tt, model, 1] += said[-1][1] == labels.APPROVE
 
 
-def _decide(reviewer: world.Reviewer, truth: world.Truth, rng) -> int:
-    row = reviewer.matrix[truth]
+def _decide(
+    reviewer: world.Reviewer,
+    truth: world.Truth,
+    rng,
+    flaws: world.ReviewerFlaws | None = None,
+    traffic: _Traffic | None = None,
+    output: int = 0,
+) -> int:
+    if flaws is None:
+        row = reviewer.matrix[truth]
+    else:
+        row = flaws.row(
+            reviewer,
+            truth,
+            difficulty=float(traffic.difficulty[output]),
+            blind=bool(traffic.blind[output]),
+        )
     return int(rng.choice(3, p=[row[a] for a in world.ACTIONS]))
 
 
@@ -524,16 +557,17 @@ def accurate_reviewers(settings: LoopSettings) -> LoopSettings:
     )
 
 
+def flawed_reviewers(settings: LoopSettings) -> LoopSettings:
+    """The default reviewers with the flaws that Dawid-Skene does not describe."""
+    return replace(settings, flaws=world.ReviewerFlaws())
+
+
 def perfect_reviewers(settings: LoopSettings) -> LoopSettings:
     """Reviewers who never err: approve what is good, modify what needs an edit, reject what
     is bad (the world without reviewer noise)."""
     honest = {
         truth: {action: float(action == verdict) for action in world.Action}
-        for truth, verdict in (
-            (world.Truth.GOOD, world.Action.APPROVE),
-            (world.Truth.NEEDS_EDIT, world.Action.MODIFY),
-            (world.Truth.BAD, world.Action.REJECT),
-        )
+        for truth, verdict in world.RIGHT_ACTION.items()
     }
     return replace(
         settings,

@@ -114,6 +114,53 @@ def _by_truth(good: float, needs_edit: float, bad: float) -> dict[Truth, float]:
     return {Truth.GOOD: good, Truth.NEEDS_EDIT: needs_edit, Truth.BAD: bad}
 
 
+# The verdict that is right for each truth.
+RIGHT_ACTION = {
+    Truth.GOOD: Action.APPROVE,
+    Truth.NEEDS_EDIT: Action.MODIFY,
+    Truth.BAD: Action.REJECT,
+}
+
+
+@dataclass(frozen=True)
+class ReviewerFlaws:
+    """A reviewer world that is not Dawid-Skene, where one confusion matrix per reviewer,
+    independent of the output and of the other reviewers, does not describe the verdicts:
+
+    * errors grow with an output's difficulty, drawn per output uniformly from 0 to 1: a
+      reviewer's chance of a wrong verdict is their matrix's times ``2 x difficulty``
+      (the same on average, at most ``MAX_ERROR``), spread over the wrong verdicts as the
+      matrix spreads it; so two reviewers of one output err together more often than
+      their matrices say;
+    * shared blind spots: a share ``blind_share`` of the outputs that need an edit or are
+      bad look good to everyone, who then approve them with chance ``blind_approve``
+      whoever reviews them, first, second or the lead.
+    """
+
+    blind_share: float = 0.1
+    blind_approve: float = 0.7
+
+    MAX_ERROR = 0.95
+
+    def row(
+        self, reviewer: Reviewer, truth: Truth, *, difficulty: float, blind: bool
+    ) -> dict[Action, float]:
+        """P(action) for this reviewer on one output of this truth, difficulty and blind
+        spot."""
+        right = RIGHT_ACTION[truth]
+        row = reviewer.matrix[truth]
+        wrong = 1.0 - row[right]
+        scaled = min(self.MAX_ERROR, wrong * 2 * difficulty)
+        out = {
+            a: (1 - scaled if a == right else (row[a] / wrong * scaled if wrong else 0.0))
+            for a in ACTIONS
+        }
+        if blind and truth != Truth.GOOD:
+            out = {a: (1 - self.blind_approve) * p for a, p in out.items()}
+            out[Action.APPROVE] += self.blind_approve
+        return out
+
+
 DEFAULT_MODELS = (
     Model("gpt-x", tier="fast", needs_edit_rate=0.20, bad_rate=0.10),
     Model("gpt-x-large", tier="premium", needs_edit_rate=0.12, bad_rate=0.04),
