@@ -40,6 +40,7 @@ from bench import harness
 from learning.simulation import loop, quality, world
 
 WORLDS = ("default", "drift", "accurate", "flawed")
+EXTRA_WORLDS = ("tight", "perfect")
 DRIFT = world.Drift(model="gpt-x", day=10, severity=0.3)
 
 
@@ -81,6 +82,8 @@ def one(kind: str, seed: int, days: int, per_day: int, reviews_per_day: int) -> 
         "approved_share": quality.approved_share(history),
         "not_attainable": quality.not_attainable_within(history, runs=4, in_a_row=2),
         "hindsight": quality.hindsight_loss(history),
+        # Claim 5 is read in the world whose reviewers never err, against a fresh sample.
+        "population": quality.population_loss(history) if kind == "perfect" else [],
         "weights": quality.weight_ratios(history),
     }
 
@@ -185,6 +188,21 @@ def summary(results: list[dict], delta: float) -> dict:
             # roughly what a tighter bound could win back (the floor is no valid bound).
             "final_threshold": _losses(judged, "final_threshold_loss"),
             "floor": _losses(judged, "floor_loss"),
+        }
+        population = [u for r in by_kind["perfect"] for u in r.get("population", [])]
+        policy = quality.loss_summary([u["loss"] for u in population if u["loss"] is not None])
+        floor = quality.loss_summary(
+            [u["floor_loss"] for u in population if u["floor_loss"] is not None]
+        )
+        out["claim5_population"] = {
+            "oracle_days": quality.ORACLE_DAYS,
+            "no_threshold_within_budget": sum(u["loss"] is None for u in population),
+            "policy": policy,
+            # The bound's own cost: the same evidence read by a bound as narrow as the noise.
+            "floor": floor,
+            "holds": policy["mean_upper"] is not None
+            and policy["mean_upper"] <= 0.10
+            and policy["p90"] <= 0.15,
         }
     return out
 
@@ -301,6 +319,13 @@ def main(argv: list[str] | None = None) -> None:
         help="the worlds to run (default all)",
     )
     parser.add_argument(
+        "--extra-worlds",
+        nargs="+",
+        choices=EXTRA_WORLDS,
+        default=EXTRA_WORLDS,
+        help="the worlds of claims 4 and 5 to run (default both)",
+    )
+    parser.add_argument(
         "--merge", nargs="+", metavar="FILE", help="join the outputs of a run's parts instead"
     )
     args = parser.parse_args(argv)
@@ -320,7 +345,7 @@ def main(argv: list[str] | None = None) -> None:
 
     jobs = [(k, args.first_seed + i) for k in args.worlds for i in range(args.histories)]
     jobs += [
-        (k, args.first_seed + i) for k in ("tight", "perfect") for i in range(args.extra_histories)
+        (k, args.first_seed + i) for k in args.extra_worlds for i in range(args.extra_histories)
     ]
     started = time.perf_counter()
     results = []

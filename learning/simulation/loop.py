@@ -160,6 +160,9 @@ class History:
     inclusion: np.ndarray = field(default_factory=lambda: np.empty(0))
     # Every verdict: (output, reviewer, label index into labels.LABELS).
     verdicts: np.ndarray = field(default_factory=lambda: np.empty((0, 3), dtype=np.int64))
+    # Per task type and model, the reviews and approvals unchanged that the accuracy bonus
+    # read at the end; with the last validator weights, how the history ended up scoring.
+    final_pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 2)))
 
     def last_days(self, days: int) -> np.ndarray:
         return self.block >= self.block.max() + 1 - days * BLOCKS_PER_DAY
@@ -302,6 +305,7 @@ def run_history(config: world.SimulationConfig, settings: LoopSettings) -> Histo
         reviewed_at=run.reviewed_at,
         inclusion=run.inclusion,
         verdicts=np.array(run.verdicts, dtype=np.int64).reshape(-1, 3),
+        final_pairs=run.pairs.copy(),
     )
 
 
@@ -534,6 +538,32 @@ def achieved_weights(outputs: History | _Run, window: np.ndarray, block: int) ->
     return 1.0 / sampling.achieved_inclusion(
         outputs.inclusion[window], draws[stratum[window]], done[stratum[window]]
     )
+
+
+def fresh_sample(
+    history: History, *, days: int, seed_offset: int = 1_000_000
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``days`` of new traffic from the history's world (another seed), scored as the
+    history ended (its last validator weights and pair records): per output its task type,
+    truth and score. What a threshold would do from then on, measured on outputs it never
+    saw."""
+    config = replace(history.config, seed=history.config.seed + seed_offset, days=days)
+    traffic = _Traffic(config)
+    last = history.weights[-1] if history.weights else {}
+    state = {
+        t: TaskState(
+            review=0.0,
+            approve=0.0,
+            audit_rate_approved=0.0,
+            weights=dict(last.get(t) or dict.fromkeys(VALIDATOR_NAMES, 1.0)),
+        )
+        for t in range(len(config.task_types))
+    }
+    pairs = history.final_pairs
+    if not pairs.size:
+        pairs = np.zeros((len(config.task_types), len(config.models), 2))
+    rows = np.arange(len(traffic.truth))
+    return traffic.task_type, traffic.truth, _scores(traffic, rows, state, pairs)
 
 
 def history_config(

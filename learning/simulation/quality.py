@@ -13,6 +13,7 @@ import math
 from statistics import NormalDist
 
 import numpy as np
+from scipy.stats import t as student_t
 from sklearn.linear_model import LogisticRegression
 
 from learning.simulation import loop
@@ -234,6 +235,69 @@ def hindsight_loss(history: loop.History) -> list[dict]:
             }
         )
     return rows
+
+
+# Claim 5's population oracle: a fresh sample of this many days of the world's traffic.
+ORACLE_DAYS = 60
+
+
+def population_loss(history: loop.History, *, days: int = ORACLE_DAYS) -> list[dict]:
+    """Per task type: the last 7 days' auto-approved share against the population oracle,
+    the largest share any single threshold approves within both budgets by the truth on
+    ``days`` of fresh traffic from the same world scored as the history ended
+    (``loop.fresh_sample``); and beside it, on that sample, the loss at the floor threshold
+    of the last run's evidence (``floor_threshold``): the part of the loss that is the
+    bound's own cost rather than the evidence's."""
+    last = history.last_days(LAST_DAYS)
+    budgets = history.settings.budgets
+    task_type, truth, scores = loop.fresh_sample(history, days=days)
+    rows = []
+    for t in range(len(history.config.task_types)):
+        mine = last & (history.task_type == t)
+        approved = float((history.decision[mine] == loop.APPROVED).mean()) if mine.any() else 0.0
+        fresh = task_type == t
+        best = _best_share_within(
+            scores[fresh], truth[fresh], budgets.alpha_edit, budgets.alpha_bad
+        )
+        runs = [r for r in history.runs if r.task_type == t]
+        floor = (
+            floor_threshold(runs[-1].estimates, budgets)
+            if runs and runs[-1].estimates is not None
+            else None
+        )
+        rows.append(
+            {
+                "task_type": history.config.task_types[t].name,
+                "approved": round(approved, 4),
+                "oracle_best": round(best, 4),
+                "loss": round(1 - approved / best, 4) if best else None,
+                "floor_threshold": floor,
+                "floor_loss": _loss_at(floor, scores[fresh], best),
+            }
+        )
+    return rows
+
+
+def loss_summary(losses: list[float], *, confidence: float = 0.95) -> dict:
+    """Claim 5's figures over task types: the mean loss (each clipped at 0: approving more
+    than the oracle wins nothing back), its one-sided upper ``confidence`` limit (Student's
+    t over the task types), and the 90th percentile."""
+    values = np.clip(np.asarray(losses, dtype=float), 0.0, None)
+    n = len(values)
+    if n == 0:
+        return {"units": 0, "mean": None, "mean_upper": None, "p90": None}
+    mean = float(values.mean())
+    upper = (
+        mean + float(student_t.ppf(confidence, n - 1)) * float(values.std(ddof=1)) / math.sqrt(n)
+        if n > 1
+        else None
+    )
+    return {
+        "units": n,
+        "mean": round(mean, 4),
+        "mean_upper": None if upper is None else round(upper, 4),
+        "p90": round(float(np.percentile(values, 90)), 4),
+    }
 
 
 def _loss_at(threshold: float | None, scores: np.ndarray, best: float) -> float | None:

@@ -198,3 +198,30 @@ def test_the_floor_is_measured_beside_the_loss():
     # The last threshold, 9.6, approves nothing on the final scores: all of the best lost.
     assert row["final_threshold"] == 9.6 and row["final_threshold_loss"] == 1.0
     assert row["loss"] == pytest.approx(0.2)
+
+
+def test_claim_5_loss_summary_by_hand():
+    # Losses 0.02, 0.04, 0.06, 0.08 and -0.05 (approved more than the oracle: 0). Mean
+    # 0.04; sample sd sqrt(((-0.02)^2 + 0 + 0.02^2 + 0.04^2 + (-0.04)^2) / 4) = 0.031623;
+    # one-sided 95 % Student t with 4 degrees of freedom is 2.131847: the upper limit is
+    # 0.04 + 2.131847 x 0.031623 / sqrt(5) = 0.070149. The 90th percentile, linear between
+    # the sorted 0.06 and 0.08 at 0.6 of the way: 0.072.
+    summary = quality.loss_summary([0.02, 0.04, 0.06, 0.08, -0.05])
+    assert summary == {"units": 5, "mean": 0.04, "mean_upper": 0.0701, "p90": 0.072}
+    assert quality.loss_summary([0.1])["mean_upper"] is None
+    assert quality.loss_summary([])["mean"] is None
+
+
+def test_the_population_oracle_reads_fresh_traffic_scored_as_the_history_ended():
+    history = loop.run_history(
+        loop.history_config(3, days=2, outputs_per_day=800), loop.LoopSettings()
+    )
+    task_type, truth, scores = loop.fresh_sample(history, days=3)
+    assert len(scores) == 3 * 800 and not np.array_equal(truth[:800], history.truth[:800])
+    assert np.all((scores >= 0) & (scores <= 10))
+    assert set(task_type.tolist()) == set(range(len(history.config.task_types)))
+    rows = quality.population_loss(history, days=3)
+    assert [r["task_type"] for r in rows] == [t.name for t in history.config.task_types]
+    for r in rows:
+        assert 0 < r["oracle_best"] <= 1
+        assert r["loss"] == pytest.approx(1 - r["approved"] / r["oracle_best"], abs=1e-3)
