@@ -16,7 +16,6 @@ from collections import defaultdict
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-import numpy as np
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Avg, F, Max
@@ -35,7 +34,7 @@ from learning.models import (
     ValidatorAssessment,
 )
 from learning.services import CYCLE_TASK
-from learning.statistics import agreement, certify, importance, thresholds, tiers, weights
+from learning.statistics import agreement, importance, thresholds, tiers, weights
 
 log = logging.getLogger(__name__)
 Kind = CycleRun.Kind
@@ -404,21 +403,21 @@ def _approve_guarantee(proposals, final: thresholds.Proposal) -> scoring.Guarant
     return scoring.Guarantee.NONE
 
 
-def _guarded(task_type: TaskType, found: evidence.JudgedEvidence):
-    """The guarded policy's proposals for one task type, and the audit rate to use next."""
-    budgets = thresholds.Budgets(
+def _budgets(task_type: TaskType) -> thresholds.Budgets:
+    return thresholds.Budgets(
         alpha_bad=task_type.alpha_bad,
         alpha_edit=task_type.alpha_approve,
         alpha_warning=task_type.alpha_warning,
         delta=task_type.delta,
     )
+
+
+def _guarded(task_type: TaskType, found: evidence.JudgedEvidence):
+    """The guarded policy's proposals for one task type, and the audit rate to use next."""
+    budgets = _budgets(task_type)
     last_certified = selectors.last_certified_approve(task_type.pk)
-    if task_type.pk not in found.by_task_type:
-        window = thresholds.Window(*(np.zeros(0),) * 4)
-    else:
-        window = found.window(task_type.pk)
     proposals = thresholds.guarded(
-        window,
+        found.window(task_type.pk),
         review=task_type.review_threshold,
         approve=task_type.approve_threshold,
         budgets=budgets,
@@ -434,27 +433,8 @@ def _guarded(task_type: TaskType, found: evidence.JudgedEvidence):
 
 def _in_force(task_type: TaskType, found: evidence.JudgedEvidence, approve: float) -> dict:
     """What the outputs auto-approved from now on are estimated to be, on this run's
-    evidence: at the approve threshold in force, P(bad) and P(needs an edit or bad), each
-    with its estimate and its (1 - delta) upper bound, as the search reads a candidate."""
-    window = (
-        found.window(task_type.pk)
-        if task_type.pk in found.by_task_type
-        else thresholds.Window(*(np.zeros(0),) * 4)
-    )
-    reading = certify.certify_approve_threshold(
-        window.scores,
-        window.weights,
-        window.loss_bad,
-        window.loss_edit,
-        alpha_bad=task_type.alpha_bad,
-        alpha_edit=task_type.alpha_approve,
-        delta=task_type.delta,
-        replicates_bad=window.replicates_bad,
-        replicates_edit=window.replicates_edit,
-        top=approve,
-        bottom=approve,
-    )
-    return reading.candidates[0].as_dict()
+    evidence at the approve threshold in force (``thresholds.reading_at``)."""
+    return thresholds.reading_at(found.window(task_type.pk), approve, _budgets(task_type))
 
 
 def _threshold_records(run: CycleRun, task_type: TaskType, final: dict) -> list[ThresholdChange]:

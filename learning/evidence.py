@@ -81,6 +81,10 @@ class JudgedEvidence:
         }
 
     def window(self, task_type_id: int) -> thresholds.Window:
+        """The task type's judged outputs as the threshold policies read them; none (an
+        empty window) for a task type without verdicts."""
+        if task_type_id not in self.by_task_type:
+            return thresholds.Window(*(np.zeros(0),) * 4)
         rows = self.by_task_type[task_type_id].rows
         boot = self.bootstrap
         return thresholds.Window(

@@ -213,14 +213,10 @@ def hindsight_loss(history: loop.History) -> list[dict]:
         best = _best_share_within(
             scores, history.truth[mine], budgets.alpha_edit, budgets.alpha_bad
         )
-        achieved = float((history.decision[mine] == loop.APPROVED).mean()) if mine.any() else 0.0
+        achieved = _approved_share(history, mine)
         runs = [r for r in history.runs if r.task_type == t]
         final = runs[-1].approve if runs else None
-        floor = (
-            floor_threshold(runs[-1].estimates, budgets)
-            if runs and runs[-1].estimates is not None
-            else None
-        )
+        floor = _last_floor(runs, budgets)
         rows.append(
             {
                 "task_type": history.config.task_types[t].name,
@@ -253,18 +249,12 @@ def population_loss(history: loop.History, *, days: int = ORACLE_DAYS) -> list[d
     task_type, truth, scores = loop.fresh_sample(history, days=days)
     rows = []
     for t in range(len(history.config.task_types)):
-        mine = last & (history.task_type == t)
-        approved = float((history.decision[mine] == loop.APPROVED).mean()) if mine.any() else 0.0
+        approved = _approved_share(history, last & (history.task_type == t))
         fresh = task_type == t
         best = _best_share_within(
             scores[fresh], truth[fresh], budgets.alpha_edit, budgets.alpha_bad
         )
-        runs = [r for r in history.runs if r.task_type == t]
-        floor = (
-            floor_threshold(runs[-1].estimates, budgets)
-            if runs and runs[-1].estimates is not None
-            else None
-        )
+        floor = _last_floor([r for r in history.runs if r.task_type == t], budgets)
         rows.append(
             {
                 "task_type": history.config.task_types[t].name,
@@ -298,6 +288,17 @@ def loss_summary(losses: list[float], *, confidence: float = 0.95) -> dict:
         "mean_upper": None if upper is None else round(upper, 4),
         "p90": round(float(np.percentile(values, 90)), 4),
     }
+
+
+def _approved_share(history: loop.History, mine: np.ndarray) -> float:
+    return float((history.decision[mine] == loop.APPROVED).mean()) if mine.any() else 0.0
+
+
+def _last_floor(runs: list[loop.ThresholdRun], budgets) -> float | None:
+    """``floor_threshold`` of the last of a task type's runs, if it read any estimates."""
+    if not runs or runs[-1].estimates is None:
+        return None
+    return floor_threshold(runs[-1].estimates, budgets)
 
 
 def _loss_at(threshold: float | None, scores: np.ndarray, best: float) -> float | None:

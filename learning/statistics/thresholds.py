@@ -131,20 +131,7 @@ def guarded(
     max_step: float = MAX_STEP,
 ) -> list[Proposal]:
     """The guarded policy's proposals for both thresholds (before pins and the gap rule)."""
-    certification = certify.certify_approve_threshold(
-        window.scores,
-        window.weights,
-        window.loss_bad,
-        window.loss_edit,
-        alpha_bad=budgets.alpha_bad,
-        alpha_edit=budgets.alpha_edit,
-        delta=budgets.delta,
-        replicates_bad=window.replicates_bad,
-        replicates_edit=window.replicates_edit,
-        max_weight=window.max_weight,
-        headroom=TESTABLE_HEADROOM,
-        floor=review,
-    )
+    certification = _certify(window, budgets, headroom=TESTABLE_HEADROOM, floor=review)
     move = certify.smoothed_move(
         approve, certification, last_certified=last_certified, max_step=max_step
     )
@@ -160,6 +147,29 @@ def guarded(
         max_step=max_step,
     )
     return [review_proposal, approve_proposal]
+
+
+def _certify(window: Window, budgets: Budgets, **search) -> certify.Certification:
+    return certify.certify_approve_threshold(
+        window.scores,
+        window.weights,
+        window.loss_bad,
+        window.loss_edit,
+        alpha_bad=budgets.alpha_bad,
+        alpha_edit=budgets.alpha_edit,
+        delta=budgets.delta,
+        replicates_bad=window.replicates_bad,
+        replicates_edit=window.replicates_edit,
+        max_weight=window.max_weight,
+        **search,
+    )
+
+
+def reading_at(window: Window, threshold: float, budgets: Budgets) -> dict:
+    """What the outputs scoring at least ``threshold`` are estimated to be: P(bad) and
+    P(needs an edit or bad), each with its estimate and its (1 - delta) upper bound, read
+    as the approve search reads a candidate."""
+    return _certify(window, budgets, top=threshold, bottom=threshold).candidates[0].as_dict()
 
 
 def _band_bound(window: Window, low: float, high: float, delta: float) -> certify.LossBound:
