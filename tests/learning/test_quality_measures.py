@@ -29,6 +29,19 @@ def history(scores, truths, approved) -> loop.History:
     )
 
 
+def certified_run(**fields) -> loop.ThresholdRun:
+    """Task type 0's thresholds run at block 0, both thresholds certified."""
+    defaults = {
+        "block": 0,
+        "task_type": 0,
+        "review": 4.0,
+        "approve_state": "certified",
+        "review_state": "certified",
+        "audit_rate": 0.02,
+    }
+    return loop.ThresholdRun(**{**defaults, **fields})
+
+
 # 50 good outputs at 9.5; at 8.5, 40 good and 10 needing an edit. Within 5 % for edits, the
 # best single threshold in hindsight is 9.5 (8.5 would take 10 edits in 100): half approved.
 SCORES = [9.5] * 50 + [8.5] * 50
@@ -40,14 +53,8 @@ def test_claim_2_reads_each_gap_against_its_own_budget():
     # 0.0055, gaps 0.009 / 0.05 = 0.18 and 0.0025 / 0.01 = 0.25; at 9.5 nothing scored.
     h = history([9.2], [GOOD], [True])
     h.runs.append(
-        loop.ThresholdRun(
-            block=0,
-            task_type=0,
-            review=4.0,
+        certified_run(
             approve=9.0,
-            approve_state="certified",
-            review_state="certified",
-            audit_rate=0.02,
             estimated_error={9.0: 0.041, 9.5: float("nan")},
             true_error={9.0: 0.050, 9.5: float("nan")},
             estimated_bad={9.0: 0.0030, 9.5: float("nan")},
@@ -180,14 +187,8 @@ def test_the_floor_is_measured_beside_the_loss():
     # The last run's evidence certifies 9.5 at the floor (no error among 500 effective
     # outputs above it), but not 8.5: the floor takes the 9.5s, the best in hindsight.
     h = history(SCORES, TRUTHS, [True] * 40 + [False] * 60)
-    run = loop.ThresholdRun(
-        block=0,
-        task_type=0,
-        review=4.0,
+    run = certified_run(
         approve=9.6,
-        approve_state="certified",
-        review_state="certified",
-        audit_rate=0.02,
         estimated_error={},
         true_error={},
         estimates=curve([(9.6, 0, np.nan, np.nan), (9.5, 500, 0.0, 0.0), (8.5, 1000, 0.1, 0.0)]),
