@@ -238,7 +238,7 @@ def threshold_evidence(now: datetime) -> list[Finding]:
                 limit=needed or 0.0,
                 message=f"The approve threshold of {task_type.name} is underpowered: "
                 f"{latest.reason} Its audit rate is {task_type.audit_rate_approved:g} "
-                f"(budget {task_type.audit_rate_budget:g}).",
+                f"(budget {task_type.audit_rate_budget:g})." + _forecast_words(latest),
                 link=link,
             )
         )
@@ -273,6 +273,12 @@ def threshold_evidence(now: datetime) -> list[Finding]:
             )
         )
     return findings
+
+
+def _forecast_words(latest: ThresholdChange) -> str:
+    """When the approve threshold's need of evidence is met, as the thresholds page says."""
+    forecast = selectors.certification_forecast_of(latest)
+    return f" Certification forecast: {forecast.words}." if forecast else ""
 
 
 def _tested_words(stopped_at: dict | None) -> str:

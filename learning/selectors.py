@@ -314,6 +314,11 @@ def _effective_n(evidence: dict) -> float | None:
     return ((evidence.get("most_data") or {}).get("edit") or {}).get("effective_n")
 
 
+def certification_forecast_of(latest: ThresholdChange) -> Forecast | None:
+    """The approve threshold's forecast after a guarded run (``_approve_reading``)."""
+    return _approve_reading(ThresholdChange.Which.APPROVE, latest).get("forecast")
+
+
 def _approve_reading(which: str, latest: ThresholdChange) -> dict:
     """For the approve threshold after a guarded run: the effective outputs against the
     need, the forecast of when the need is met, and the error of what it approves now.

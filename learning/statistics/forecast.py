@@ -38,6 +38,20 @@ class Forecast:
     days: float | None = None
     audits_per_day_to_halve: float | None = None
 
+    @property
+    def words(self) -> str:
+        """The forecast in a few words, for the pages and the alerts alike."""
+        if self.pace is Pace.READY:
+            return "data enough now"
+        if self.pace is Pace.TOO_SLOW:
+            return "not at today's pace: more audits needed"
+        if self.pace is Pace.UNKNOWN:
+            return "after a day of runs"
+        said = f"about {self.days:.0f} days at today's pace"
+        if self.audits_per_day_to_halve is not None:
+            said += f"; {self.audits_per_day_to_halve:.0f} audits a day would halve it"
+        return said
+
 
 def certification_forecast(
     *,

@@ -209,6 +209,8 @@ def test_an_underpowered_run_holds_raises_audits_and_says_so(gateway, user_in):
     alerts.alerts_evaluate(NOW)
     alert = Alert.objects.get(rule=Alert.Rule.INSUFFICIENT_EVIDENCE, subject="t")
     assert "underpowered" in alert.message and "budget 0.25" in alert.message
+    # One run so far: no pace to forecast from, as the thresholds page says.
+    assert alert.message.endswith("Certification forecast: after a day of runs.")
 
 
 def record(task_type, state, at, evidence_=None, value=7.0):
@@ -411,7 +413,8 @@ def test_the_approve_threshold_forecasts_its_certification_and_reads_its_error(
 
     client.force_login(user_in("lead"))
     html = client.get("/dashboard/drift/").content.decode()
-    assert "about 9 days at today's pace; 4 audits a day would halve it" in html
+    # The words are a variable, escaped as every variable is.
+    assert "about 9 days at today&#x27;s pace; 4 audits a day would halve it" in html
     assert "P(edit or bad) 0.123, at most 0.181; P(bad) 0.0042, at most 0.0265" in html
 
 
@@ -424,4 +427,4 @@ def test_a_forecast_with_no_earlier_run_or_no_gain_says_so(gateway, user_in, cli
     assert "after a day of runs" in client.get("/dashboard/drift/").content.decode()
     # A day earlier, as many effective outputs: the window sheds what it gains.
     record(task_type, "underpowered", NOW - timedelta(days=1), need)
-    assert "not at today's pace" in client.get("/dashboard/drift/").content.decode()
+    assert "not at today&#x27;s pace" in client.get("/dashboard/drift/").content.decode()

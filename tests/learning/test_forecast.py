@@ -34,6 +34,14 @@ def test_ready_unknown_and_too_slow():
         assert f.pace is Pace.TOO_SLOW and f.days is None and f.audits_per_day_to_halve is None
 
 
+def test_the_forecast_in_words():
+    assert forecast().words == "about 9 days at today's pace; 60 audits a day would halve it"
+    assert forecast(audits_per_day=0.0).words == "about 9 days at today's pace"
+    assert forecast(have=736.0).words == "data enough now"
+    assert forecast(have_before=None).words == "after a day of runs"
+    assert forecast(have_before=200.0).words == "not at today's pace: more audits needed"
+
+
 def test_no_audits_lately_has_nothing_to_scale():
     f = forecast(audits_per_day=0.0)
     assert f.pace is Pace.ON_PACE and f.audits_per_day_to_halve is None
