@@ -213,8 +213,11 @@ class ThresholdState:
     # to see: the API's answer leaves them out (learning.api.views).
     effective_n: float | None = None
     needed_effective_n: float | None = None
-    # Approve threshold: when the need could be met at today's pace (statistics.forecast).
+    # Approve threshold: when the need could be met at today's pace (statistics.forecast),
+    # and the audits of the last week a day, drawn (the plan) and given a first review.
     forecast: Forecast | None = None
+    audits_drawn_per_day: float | None = None
+    audits_reviewed_per_day: float | None = None
     # Approve threshold: what is auto-approved from now on, on the latest run's evidence
     # at the value in force: P(needs an edit or bad) and P(bad), each estimated and
     # bounded above at 1 - delta (learning.cycles._in_force); None before it was recorded.
@@ -335,6 +338,7 @@ def _approve_reading(which: str, latest: ThresholdChange) -> dict:
         .first()
     )
     have_before = _effective_n(before.evidence or {}) if before else None
+    reviewed = audits_reviewed(latest.task_type_id, until=latest.at)
     return {
         "effective_n": have,
         "needed_effective_n": need,
@@ -343,11 +347,24 @@ def _approve_reading(which: str, latest: ThresholdChange) -> dict:
             need=need,
             have_before=None if before is None else (have_before or 0.0),
             days_between=(latest.at - before.at) / timedelta(days=1) if before else 0.0,
-            audits_per_day=audits_reviewed(latest.task_type_id, until=latest.at)
-            / AUDIT_PACE_SPAN.days,
+            audits_per_day=reviewed / AUDIT_PACE_SPAN.days,
         ),
+        "audits_drawn_per_day": audits_drawn(latest.task_type_id, until=latest.at)
+        / AUDIT_PACE_SPAN.days,
+        "audits_reviewed_per_day": reviewed / AUDIT_PACE_SPAN.days,
         "approved_error": evidence.get("in_force"),
     }
+
+
+def audits_drawn(task_type_id: int, *, until: datetime, span: timedelta = AUDIT_PACE_SPAN) -> int:
+    """Audits of the task type drawn (queued) in the ``span`` before ``until``: the plan
+    that ``audits_reviewed`` is measured against."""
+    return ReviewItem.objects.filter(
+        task_type_id=task_type_id,
+        kind=ReviewItem.Kind.AUDIT,
+        queued_at__gte=until - span,
+        queued_at__lt=until,
+    ).count()
 
 
 def audits_reviewed(

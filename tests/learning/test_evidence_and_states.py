@@ -406,15 +406,20 @@ def test_the_approve_threshold_forecasts_its_certification_and_reads_its_error(
     )
 
     assert selectors.audits_reviewed(task_type.pk, until=NOW) == 14
+    # All 16 were drawn two days ago, within the week.
+    assert selectors.audits_drawn(task_type.pk, until=NOW) == 16
     approve = {(s.task_type, s.which): s for s in selectors.threshold_states()}[("t", "approve")]
     assert approve.forecast.days == pytest.approx(536 / 60)
     assert approve.forecast.audits_per_day_to_halve == pytest.approx(4.0)
     assert approve.approved_error == in_force
+    assert approve.audits_drawn_per_day == pytest.approx(16 / 7)
+    assert approve.audits_reviewed_per_day == pytest.approx(2.0)
 
     client.force_login(user_in("lead"))
     html = client.get("/dashboard/drift/").content.decode()
     # The words are a variable, escaped as every variable is.
     assert "about 9 days at today&#x27;s pace; 4 audits a day would halve it" in html
+    assert "<td>2.3 / 2.0</td>" in html
     assert "P(edit or bad) 0.123, at most 0.181; P(bad) 0.0042, at most 0.0265" in html
 
 
