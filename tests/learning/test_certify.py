@@ -770,6 +770,19 @@ def test_losses_and_weights_may_be_decimals():
     assert result.bound == pytest.approx(hb_by_hand(0.25, 2, DELTA, 1), rel=1e-9)
 
 
+def test_a_decimal_mean_gets_the_bound_of_the_same_float():
+    # The public bound checks its mean with comparisons, which a Decimal passes; mean x n is
+    # then a Decimal too, and it is the conversion of that sum to float that lets it be
+    # divided by the count. 0.25 of 40: Bentkus's k is 10, exactly.
+    expected = hb_by_hand(0.25, 40, DELTA, 10)
+    assert certify.hoeffding_bentkus_upper(Decimal("0.25"), 40, DELTA) == pytest.approx(
+        expected, rel=1e-9
+    )
+    assert certify.hoeffding_bentkus_upper(Decimal(0), 10, DELTA) == pytest.approx(
+        clean_bound(10, DELTA), rel=1e-9
+    )
+
+
 def test_decimal_replicates_and_scores_are_taken_as_numbers():
     n = 60
     replicates = [[Decimal(0)] * n] * 39
@@ -1296,6 +1309,23 @@ def test_not_attainable_names_what_could_be_certified_and_holds():
     assert "already reach the budgets" in nothing and "Held at 7.5" in nothing
 
 
+def test_not_attainable_without_a_best_certifiable_error_says_so_word_for_word():
+    # Every output bad, say: no budget below 1 certifies anything, so neither best is known.
+    # The "At best" sentence is then left out altogether, the next one following the first
+    # after a single space (the pieces checked one by one above would pass with anything
+    # put in its place).
+    stopped = hand_evidence(9.0, hand_bound(1.0, 1.0), hand_bound(1.0, 1.0))
+    outcome = hand_outcome(State.NOT_ATTAINABLE, stopped_at=stopped)
+    why = (
+        "Not attainable: at 9, the highest threshold with enough data to test, the estimates "
+        f"(P(bad) 1.0000, P(edit or bad) 1.0000) already reach the budgets, so no threshold "
+        f"can be certified with {BUDGETS}. More audits would not change that; outputs that "
+        "are wrong less often, or budgets above these estimates, would. Held at 7.5: this "
+        "needs a person, not a quiet climb."
+    )
+    assert certify.smoothed_move(7.5, outcome, last_certified=None) == certify.Move(7.5, 7.5, why)
+
+
 def test_the_best_certifiable_error_tests_the_searchs_own_candidates():
     # 100 outputs at 10.0, 10 of them needing an edit; 2,000 at 9.0, 80 needing an edit;
     # none bad. With alpha_bad = 0.01 (headroom 1) a candidate needs 299 effective outputs,
@@ -1338,3 +1368,22 @@ def test_not_attainable_is_decided_only_above_the_floor():
     assert below.state is State.UNDERPOWERED
     reason = certify.smoothed_move(7.0, below, last_certified=None).reason
     assert "at 4.6, which is not above the review threshold 4.6" in reason
+
+
+def test_a_candidate_exactly_at_the_floor_is_not_probed_for_reach():
+    # The same 120 outputs as above: enough at 4.6 for the looser budget (59 at 0.05) but
+    # not the tighter one (299 at 0.01), and only 20 higher up. With the review threshold
+    # at exactly 4.6, the approve threshold must lie above 4.6, so 4.6 is no candidate for
+    # it: nothing is probed, nothing stopped at, and the reason is the lack of data (the
+    # most is 120 effective outputs at 4.6, where 299 are needed: ln 0.05 / ln 0.99 is
+    # 298.07). Reading 4.6 would say "over budget at 4.6", which cannot be the approve
+    # threshold.
+    blocks = [(9.0, 20, 1.0, 0), (4.6, 100, 1.0, 10)]
+    found = search(blocks, floor=4.6)
+    assert found.state is State.UNDERPOWERED
+    assert found.stopped_at is None
+    reason = certify.smoothed_move(7.0, found, last_certified=None).reason
+    assert reason.startswith("Underpowered: no threshold has enough judged outputs")
+    assert "(120 effective at 4.6 at best; 299 needed)" in reason
+    # A hair lower, 4.6 is above the floor and shows the budgets out of reach (10 of 120).
+    assert search(blocks, floor=4.59).state is State.NOT_ATTAINABLE
