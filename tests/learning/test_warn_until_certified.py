@@ -114,4 +114,4 @@ def test_production_weighs_a_withheld_audit_by_its_own_stratum():
     kept, dropped = evidence._current_design([withheld, sparse_warning], {7: task_type})
     assert kept == [withheld] and dropped == {7: 1}
     coverage = {(7, "withheld"): (4, 2), (7, "warning"): (10, 10)}
-    assert 1 / evidence._achieved(withheld, coverage) == pytest.approx(20.0)
+    assert 1 / evidence._achieved([withheld], coverage)[0] == pytest.approx(20.0)
