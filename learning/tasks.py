@@ -3,11 +3,16 @@
 from datetime import datetime
 
 from celery import shared_task
+from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from learning import cycles
 
 RETRY_DELAYS = (60, 300, 900, 1800, 3600)
+# What a later attempt can get past: the database gone, restarting or refusing connections.
+# Anything else is a fault in the cycle or its data, which the same window would meet again:
+# it fails at once, recorded on the run (CycleRun.error) for a person to read.
+TRANSIENT_ERRORS = (OperationalError, InterfaceError)
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
@@ -16,14 +21,15 @@ def cycle(self, kind: str, at: str | None = None) -> dict:
 
     Late acknowledgement: a worker that dies mid-cycle leaves the message on the broker,
     and the redelivery finds the window's run incomplete (its transaction rolled back)
-    and does it again. A failure is retried with backoff for the same window: the retry
-    carries the moment the first attempt resolved, so it cannot slide into the next one.
+    and does it again. A transient failure (``TRANSIENT_ERRORS``) is retried with backoff
+    for the same window: the retry carries the moment the first attempt resolved, so it
+    cannot slide into the next one.
     A duplicate that arrives after a success changes nothing.
     """
     moment = datetime.fromisoformat(at) if at else timezone.now()
     try:
         run = cycles.cycle_run(kind, moment)
-    except Exception as exc:
+    except TRANSIENT_ERRORS as exc:
         retries = self.request.retries
         if retries >= len(RETRY_DELAYS):
             raise

@@ -5,7 +5,7 @@ import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import connection, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 
 from gating.models import OutboxMessage
 from learning import cycles, tasks
@@ -161,3 +161,37 @@ def test_a_new_attempt_restarts_its_own_failed_run_and_no_other():
     for run in (other_kind, other_window):
         run.refresh_from_db()
         assert (run.status, run.attempts, run.started_at) == ("failed", 1, long_ago)
+
+
+class _Retried(Exception):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("error", "retried"),
+    [
+        (OperationalError("the database is restarting"), True),
+        (InterfaceError("connection already closed"), True),
+        (ValueError("a fault in the cycle"), False),
+    ],
+)
+def test_only_transient_errors_are_retried_for_the_same_window(monkeypatch, error, retried):
+    asked = {}
+
+    def fail(kind, moment):
+        raise error
+
+    def retry(*, args, exc, countdown):
+        asked.update(args=args, exc=exc, countdown=countdown)
+        return _Retried()
+
+    monkeypatch.setattr(tasks.cycles, "cycle_run", fail)
+    monkeypatch.setattr(tasks.cycle, "retry", retry)
+    at = END.isoformat()
+    with pytest.raises(_Retried if retried else ValueError):
+        tasks.cycle("alerts", at)
+    if retried:
+        # The first delay, and the same moment: the retry cannot slide into the next window.
+        assert asked == {"args": ("alerts", at), "exc": error, "countdown": 60}
+    else:
+        assert not asked
