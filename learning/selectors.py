@@ -345,7 +345,8 @@ def _approve_reading(which: str, latest: ThresholdChange) -> dict:
         "forecast": certification_forecast(
             have=have,
             need=need,
-            have_before=None if before is None else (have_before or 0.0),
+            # None too where the earlier run read no candidates (ADR-0003's rule then).
+            have_before=have_before,
             days_between=(latest.at - before.at) / timedelta(days=1) if before else 0.0,
             audits_per_day=reviewed / AUDIT_PACE_SPAN.days,
         ),
