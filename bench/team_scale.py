@@ -54,6 +54,15 @@ def first_certified_day(history: loop.History, task_type: int) -> int | None:
     return None
 
 
+def first_estimated_day(history: loop.History, task_type: int) -> int | None:
+    """The day (from 0) of the first thresholds run whose approve threshold was certified
+    or followed the estimates, or None."""
+    for run in history.runs:
+        if run.task_type == task_type and (run.approve_state == "certified" or run.estimated):
+            return int(run.block // loop.BLOCKS_PER_DAY)
+    return None
+
+
 def one(
     seed: int,
     warn_until_certified: bool,
@@ -61,11 +70,13 @@ def one(
     per_day: int,
     per_day_reviews: int,
     held_first: bool = False,
+    follow_estimate: bool = False,
 ):
     settings = loop.LoopSettings(
         reviews_per_day=per_day_reviews,
         warn_until_certified=warn_until_certified,
         held_first=held_first,
+        follow_estimate=follow_estimate,
     )
     config = loop.history_config(seed, days=days, outputs_per_day=per_day)
     started = time.perf_counter()
@@ -75,6 +86,10 @@ def one(
     return {
         "seed": seed,
         "warn_until_certified": warn_until_certified,
+        "follow_estimate": follow_estimate,
+        "estimated_day": {
+            t.name: first_estimated_day(history, i) for i, t in enumerate(config.task_types)
+        },
         "seconds": round(time.perf_counter() - started, 1),
         "certified_day": {
             t.name: first_certified_day(history, i) for i, t in enumerate(config.task_types)
@@ -147,6 +162,11 @@ def main(argv: list[str] | None = None) -> None:
         help="past the audits' reserved share, review held outputs before other audits",
     )
     parser.add_argument(
+        "--follow-estimate",
+        action="store_true",
+        help="an underpowered approve threshold follows the estimates, and approves",
+    )
+    parser.add_argument(
         "--switch",
         choices=("both", "off", "on"),
         default="both",
@@ -155,7 +175,15 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     switches = {"both": (False, True), "off": (False,), "on": (True,)}[args.switch]
     jobs = [
-        (seed, switch, args.days, args.outputs_per_day, args.reviews_per_day, args.held_first)
+        (
+            seed,
+            switch,
+            args.days,
+            args.outputs_per_day,
+            args.reviews_per_day,
+            args.held_first,
+            args.follow_estimate,
+        )
         for seed in range(args.first_seed, args.first_seed + args.histories)
         for switch in switches
     ]
@@ -174,6 +202,7 @@ def main(argv: list[str] | None = None) -> None:
             "days": args.days,
             "task_types": [t.name for t in world.DEFAULT_TASK_TYPES],
             "held_first": args.held_first,
+            "follow_estimate": args.follow_estimate,
         },
         "seconds": round(time.perf_counter() - started, 1),
         **{

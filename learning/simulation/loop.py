@@ -69,6 +69,9 @@ class LoopSettings:
     # what reaches an approve threshold that the latest thresholds run did not certify is
     # delivered as a warning.
     warn_until_certified: bool = True
+    # An underpowered approve threshold follows the estimates (certify.estimated_threshold),
+    # and what reaches it is approved.
+    follow_estimate: bool = False
 
 
 @dataclass
@@ -80,6 +83,8 @@ class TaskState:
     last_certified: float | None = None
     # Whether the latest thresholds run certified the approve threshold in force.
     certified: bool = False
+    # Whether it follows the latest run's estimates instead.
+    estimated: bool = False
     not_attainable_runs: int = 0
 
 
@@ -98,6 +103,8 @@ class ThresholdRun:
     true_error: dict[float, float]  # threshold -> the window traffic's true share above it
     estimated_bad: dict[float, float] = field(default_factory=dict)  # ... P(bad) above it
     true_bad: dict[float, float] = field(default_factory=dict)  # ... truly bad share above it
+    # The approve threshold follows the estimates (certify.estimated_threshold).
+    estimated: bool = False
     evidence: dict = field(default_factory=dict, repr=False)  # the approve certification
     # What the search read, per candidate: for quality.floor_threshold.
     estimates: EstimateCurve | None = field(default=None, repr=False)
@@ -316,7 +323,7 @@ def _gate(run: _Run, now: np.ndarray, block: int) -> None:
     for t, st in run.state.items():
         mine = run.traffic.task_type[now] == t
         idx, s = now[mine], scores[mine]
-        approves = not run.settings.warn_until_certified or st.certified
+        approves = not run.settings.warn_until_certified or st.certified or st.estimated
         d = np.where(
             s >= st.approve,
             APPROVED if approves else WITHHELD,
@@ -470,11 +477,13 @@ def _cycles(run: _Run, block: int, window: np.ndarray, *, thresholds_due: bool) 
             approve=st.approve,
             budgets=settings.budgets,
             last_certified=st.last_certified,
+            follow_estimate=settings.follow_estimate,
         )
         final = thresholds.constrain(proposals, pins={"review": False, "approve": False})
         approve = final["approve"]
         st.review, st.approve = final["review"].new, approve.new
         st.certified = approve.state == thresholds.State.CERTIFIED
+        st.estimated = approve.estimated
         if st.certified:
             st.last_certified = approve.new
         st.not_attainable_runs = (
@@ -495,6 +504,7 @@ def _cycles(run: _Run, block: int, window: np.ndarray, *, thresholds_due: bool) 
                 approve=st.approve,
                 approve_state=str(approve.state),
                 review_state=str(final["review"].state),
+                estimated=st.estimated,
                 audit_rate=st.audit_rate_approved,
                 estimated_error={
                     c: _weighted_mean(fit.error[mine], weight[mine], scores[mine] >= c)

@@ -134,6 +134,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import StrEnum
+from statistics import NormalDist
 
 import numpy as np
 from scipy.special import betainccinv, xlogy
@@ -710,11 +711,51 @@ def certify_approve_threshold(
 
 @dataclass(frozen=True)
 class Move:
-    """Where the approve threshold goes after one run, and why."""
+    """Where the approve threshold goes after one run, and why; ``estimated`` when it
+    follows the estimates (``estimated_threshold``) rather than a certification."""
 
     old: float
     new: float
     reason: str
+    estimated: bool = False
+
+
+def estimated_threshold(certification: Certification) -> ThresholdEvidence | None:
+    """The lowest candidate whose estimates, each plus z_(1 - delta) standard errors of a
+    share among the candidate's effective sample, are within both budgets: in fixed
+    sequence from the top down, skipping the candidates where even a clean record would not
+    pass (an effective n below z / the tighter budget, 165 for 1 % at delta 0.05) and
+    stopping at the first failure. None if none passes.
+
+    This is the search with a bound as narrow as the sampling noise: the normal
+    approximation, with none of delta for the label model's uncertainty or the weights'
+    mean. It is an estimate with a stated margin, not a guarantee: where the label model is
+    biased, so is it. The share's variance is read at no less than 1 / effective n, so
+    that a tail the label model calls clean still gets a margin of z / effective n."""
+    z = NormalDist().inv_cdf(1 - certification.delta)
+    # A clean record's margin is z / effective n: below this, even one would not pass.
+    readable = z / min(certification.alpha_bad, certification.alpha_edit)
+    estimated = None
+    for candidate in certification.candidates:
+        if candidate.threshold <= certification.floor:
+            break  # it could not be the approve threshold
+        n = candidate.effective_n
+        if n < readable:
+            continue
+        within = all(
+            check.estimate is not None
+            and check.estimate
+            + z * math.sqrt(max(check.estimate, 1 / n) * (1 - check.estimate) / n)
+            <= alpha
+            for check, alpha in (
+                (candidate.bad, certification.alpha_bad),
+                (candidate.edit, certification.alpha_edit),
+            )
+        )
+        if not within:
+            break
+        estimated = candidate
+    return estimated
 
 
 def smoothed_move(
@@ -723,11 +764,13 @@ def smoothed_move(
     *,
     last_certified: float | None,
     max_step: float = MAX_STEP,
+    follow_estimate: bool = False,
 ) -> Move:
     """The next approve threshold. Certified: raise to the certified threshold at once
     (approving less is the safe side), lower toward it by at most ``max_step`` per run.
-    Underpowered: go to ``last_certified``, the value the last certified run set (the same
-    rule, so it is never lowered by more than a step), or hold when there is none. Not
+    Underpowered: with ``follow_estimate``, go to ``estimated_threshold`` where there is
+    one (the same rule); otherwise, or with none, go to ``last_certified``, the value the
+    last certified run set, or hold when there is none. Not
     attainable: hold, and say so; climbing to the top quietly would hide the problem."""
     c = certification
     budgets = (
@@ -777,6 +820,16 @@ def smoothed_move(
                 f"P(edit or bad) {s.edit.estimate:.4f}) but their bounds "
                 f"({s.bad.bound:.4f}, {s.edit.bound:.4f}) are not; more verdicts may pass it."
             )
+        estimate = estimated_threshold(c) if follow_estimate else None
+        if estimate is not None:
+            why += (
+                f" Estimated: {estimate.threshold:g} is the lowest threshold whose estimates "
+                f"are within {budgets} by the normal approximation (P(bad) "
+                f"{estimate.bad.estimate:.4f}, P(edit or bad) {estimate.edit.estimate:.4f}, "
+                f"effective n={estimate.effective_n:.0f}), not certified."
+            )
+            move = _toward(current, estimate.threshold, max_step, why)
+            return Move(move.old, move.new, move.reason, estimated=True)
         if last_certified is None:
             return Move(current, current, why + " Held: no threshold was ever certified.")
         return _toward(current, last_certified, max_step, why + " Back to the last certified.")

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -119,6 +119,9 @@ class Proposal:
     reason: str
     evidence: dict = field(default_factory=dict)
     state: str = ""
+    # The approve threshold follows the estimates, not a certification
+    # (certify.estimated_threshold).
+    estimated: bool = False
 
 
 def guarded(
@@ -129,14 +132,27 @@ def guarded(
     budgets: Budgets,
     last_certified: float | None,
     max_step: float = MAX_STEP,
+    follow_estimate: bool = False,
 ) -> list[Proposal]:
-    """The guarded policy's proposals for both thresholds (before pins and the gap rule)."""
+    """The guarded policy's proposals for both thresholds (before pins and the gap rule).
+    With ``follow_estimate``, an underpowered approve threshold follows the estimates
+    (``certify.estimated_threshold``)."""
     certification = _certify(window, budgets, headroom=TESTABLE_HEADROOM, floor=review)
     move = certify.smoothed_move(
-        approve, certification, last_certified=last_certified, max_step=max_step
+        approve,
+        certification,
+        last_certified=last_certified,
+        max_step=max_step,
+        follow_estimate=follow_estimate,
     )
     approve_proposal = Proposal(
-        "approve", approve, move.new, move.reason, certification.as_dict(), certification.state
+        "approve",
+        approve,
+        move.new,
+        move.reason,
+        certification.as_dict(),
+        certification.state,
+        estimated=move.estimated,
     )
     review_proposal = warning_band_move(
         window,
@@ -383,41 +399,31 @@ def constrain(
     for which, pinned in pins.items():
         p = by_which[which]
         if pinned and p.new != p.old:
-            by_which[which] = Proposal(
-                which, p.old, p.old, "Held: pinned by an admin.", p.evidence, p.state
-            )
+            by_which[which] = replace(p, new=p.old, reason="Held: pinned by an admin.")
     review, approve = by_which["review"], by_which["approve"]
     # Rounded as the thresholds are: 4.1 - 0.1 is 3.9999999999999996, and 4.0 is a gap below.
     if review.new > round(approve.new - min_gap, 4):
         if pins.get("approve"):
             cap = round(approve.new - min_gap, 4)
-            by_which["review"] = Proposal(
-                "review",
-                review.old,
-                cap,
-                review.reason + f" Kept below the pinned approve threshold ({approve.new:g}).",
-                review.evidence,
-                review.state,
+            by_which["review"] = replace(
+                review,
+                new=cap,
+                reason=review.reason
+                + f" Kept below the pinned approve threshold ({approve.new:g}).",
             )
         else:
             # The approve threshold gives way upward (approving less is the safe side), up
             # to the top of the scale; past that the review threshold stops below it.
             floor = min(round(review.new + min_gap, 4), TOP)
-            by_which["approve"] = Proposal(
-                "approve",
-                approve.old,
-                floor,
-                approve.reason + f" Kept above the review threshold ({review.new:g}).",
-                approve.evidence,
-                approve.state,
+            by_which["approve"] = replace(
+                approve,
+                new=floor,
+                reason=approve.reason + f" Kept above the review threshold ({review.new:g}).",
             )
             if review.new > round(floor - min_gap, 4) and not pins.get("review"):
-                by_which["review"] = Proposal(
-                    "review",
-                    review.old,
-                    round(floor - min_gap, 4),
-                    review.reason + f" Kept below the approve threshold ({floor:g}).",
-                    review.evidence,
-                    review.state,
+                by_which["review"] = replace(
+                    review,
+                    new=round(floor - min_gap, 4),
+                    reason=review.reason + f" Kept below the approve threshold ({floor:g}).",
                 )
     return by_which

@@ -657,6 +657,69 @@ def test_underpowered_goes_back_to_the_last_certified_value_or_holds():
     assert held.new == 7.0 and "Underpowered" in held.reason and "299 needed" in held.reason
 
 
+# --------------------------------------------------------------------------- the estimate
+
+Z_95 = 1.6448536269514722  # the standard normal's 95th percentile
+
+
+def test_the_estimate_with_its_margin_is_followed_down_to_the_first_failure():
+    # 400 outputs at 9.0, 1 bad and 8 needing an edit or bad; below, 100 at 8.0, half bad.
+    result = search([(9.0, 400, 1.0, 1, 8), (8.0, 100, 1.0, 50)])
+    # The bad one alone puts P(bad)'s bound over 1 %: nothing is certified.
+    assert result.state is State.UNDERPOWERED
+    # By hand, at 9.0: 0.02 + z sqrt(0.02 x 0.98 / 400) = 0.0315 <= 0.05, and
+    # 0.0025 + z sqrt(0.0025 x 0.9975 / 400) = 0.0066 <= 0.01. Every candidate down to 8.02
+    # reads the same 400; 8.0 reads 51 bad in 500 and fails.
+    assert 0.02 + Z_95 * math.sqrt(0.02 * 0.98 / 400) <= 0.05
+    assert 0.0025 + Z_95 * math.sqrt(0.0025 * 0.9975 / 400) <= 0.01
+    estimate = certify.estimated_threshold(result)
+    assert estimate.threshold == 8.02
+    assert estimate.bad.estimate == pytest.approx(1 / 400)
+    assert estimate.edit.estimate == pytest.approx(8 / 400)
+
+
+def test_an_estimate_within_budget_is_not_enough_without_its_margin():
+    # 3 bad in 400: P(bad) 0.0075 is within 1 %, but 0.0075 + z sqrt(0.0075 x 0.9925 / 400)
+    # = 0.0146 is not; the sequence ends at its first readable candidate.
+    assert 0.0075 + Z_95 * math.sqrt(0.0075 * 0.9925 / 400) > 0.01
+    assert certify.estimated_threshold(search([(9.0, 400, 1.0, 3)])) is None
+
+
+def test_a_clean_record_is_read_from_z_over_the_budget_outputs_on():
+    # A clean record's margin is z / n: 1.645 / 160 = 0.0103 > 0.01; 1.645 / 170 = 0.0097.
+    assert certify.estimated_threshold(search([(9.0, 160, 1.0, 0)])) is None
+    assert certify.estimated_threshold(search([(9.0, 170, 1.0, 0)])).threshold == 0.02
+    # Thin candidates at the top are skipped, not failed: 170 clean at 9.5 below 20 at 9.9.
+    topped = search([(9.9, 20, 1.0, 10), (9.5, 170, 1.0, 0)])
+    assert certify.estimated_threshold(topped) is None  # 9.5 reads 10 bad in 190
+    topped = search([(9.9, 1, 1.0, 1), (9.5, 300, 1.0, 0)])
+    # 9.5 and below read 1 bad in 301: 0.0033 + z sqrt(0.0033 x 0.9967 / 301) = 0.0088.
+    assert certify.estimated_threshold(topped).threshold == 0.02
+
+
+def test_the_estimate_stops_above_the_review_threshold():
+    result = search([(9.5, 400, 1.0, 0)], floor=9.0)
+    assert certify.estimated_threshold(result).threshold == 9.02
+
+
+def test_an_underpowered_threshold_follows_the_estimate_only_when_asked():
+    result = search([(9.0, 400, 1.0, 1, 8), (8.0, 100, 1.0, 50)])
+    held = certify.smoothed_move(7.0, result, last_certified=None)
+    assert (held.new, held.estimated) == (7.0, False)
+    raised = certify.smoothed_move(7.0, result, last_certified=None, follow_estimate=True)
+    assert (raised.new, raised.estimated) == (8.02, True)
+    assert "Estimated: 8.02" in raised.reason and "not certified" in raised.reason
+    # Lowered a step at a time, as a certified one is; and it outranks an older certified
+    # value that this window does not confirm.
+    lowered = certify.smoothed_move(9.0, result, last_certified=9.5, follow_estimate=True)
+    assert (lowered.new, lowered.estimated) == (8.9, True)
+    # A certified run is followed as before, and says it is not an estimate.
+    certified = certify.smoothed_move(
+        7.0, certified_at(7.3), last_certified=None, follow_estimate=True
+    )
+    assert (certified.new, certified.estimated) == (7.3, False)
+
+
 def test_not_attainable_never_climbs():
     result = search([(9.0, 300, 1.0, 30)])
     for current in (3.0, 7.0, 9.5):
