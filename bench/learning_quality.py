@@ -37,6 +37,7 @@ from dataclasses import replace
 import numpy as np
 
 from bench import harness
+from gating import scoring
 from learning.simulation import loop, quality, world
 
 WORLDS = ("default", "drift", "accurate", "flawed")
@@ -56,9 +57,11 @@ def settings_for(kind: str, reviews_per_day: int) -> tuple[loop.LoopSettings, wo
         budgets = replace(base.budgets, alpha_edit=0.005)
         return replace(base, budgets=budgets), None
     if kind == "perfect":
-        # Claim 5 measures where the threshold policy puts the approve threshold: without
-        # the switch, whose pauses while a run is underpowered bench.team_scale measures.
-        return loop.perfect_reviewers(replace(base, warn_until_certified=False)), None
+        # Claim 5 measures where the certified policy puts the approve threshold: approving
+        # at the threshold in force whatever stands behind it, and no estimates followed
+        # (bench.team_scale measures those).
+        approve_anyway = replace(base, approve_requires=scoring.ApproveRequires.NOTHING)
+        return loop.perfect_reviewers(approve_anyway), None
     return base, None
 
 

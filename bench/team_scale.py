@@ -2,11 +2,12 @@
 
 Each history is ``simulate``'s default world at a team's scale (2,000 outputs a day, four
 reviewers at 12 reviews an hour through a 9-hour day: 432 reviews a day) for 30 days,
-through the closed loop of ``learning.simulation.loop``, seeded. Every seed runs twice:
-with the task types' ``warn_until_certified`` switch off and on, so that the two are
-compared on the same traffic and the same reviewers.
+through the closed loop of ``learning.simulation.loop``, seeded. Every seed runs once per
+``approve_requires`` setting asked for (estimate, certified, nothing: what must stand
+behind the approve threshold for it to approve), so that they are compared on the same
+traffic and the same reviewers.
 
-Per history and switch it reports the targets of docs/gate.md ("Until the approve threshold
+Per history and setting it reports the targets of docs/gate.md ("Until the approve threshold
 is certified"):
 - per task type, the day its approve threshold was first certified (None: never);
 - among the last 7 days' auto-approved outputs, per task type, the true share needing an
@@ -21,7 +22,7 @@ is certified"):
 Output: one JSON object on stdout; progress on stderr. Run by hand, never as a timed test:
 
     .venv/bin/python -m bench.team_scale [--histories 10] [--first-seed 3000] [--processes 2]
-        [--switch both|off|on] [--held-first]
+        [--requires estimate,certified,nothing] [--held-first]
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 
 from bench import harness
+from gating import scoring
 from learning.simulation import loop, quality, world
 
 log = harness.stderr_log("team_scale")
@@ -65,18 +67,16 @@ def first_estimated_day(history: loop.History, task_type: int) -> int | None:
 
 def one(
     seed: int,
-    warn_until_certified: bool,
+    approve_requires: str,
     days: int,
     per_day: int,
     per_day_reviews: int,
     held_first: bool = False,
-    follow_estimate: bool = False,
 ):
     settings = loop.LoopSettings(
         reviews_per_day=per_day_reviews,
-        warn_until_certified=warn_until_certified,
+        approve_requires=scoring.ApproveRequires(approve_requires),
         held_first=held_first,
-        follow_estimate=follow_estimate,
     )
     config = loop.history_config(seed, days=days, outputs_per_day=per_day)
     started = time.perf_counter()
@@ -85,8 +85,7 @@ def one(
     warned = last & np.isin(history.decision, (loop.WARNING, loop.WITHHELD))
     return {
         "seed": seed,
-        "warn_until_certified": warn_until_certified,
-        "follow_estimate": follow_estimate,
+        "approve_requires": approve_requires,
         "estimated_day": {
             t.name: first_estimated_day(history, i) for i, t in enumerate(config.task_types)
         },
@@ -105,7 +104,7 @@ def one(
 
 
 def summary(rows: list[dict]) -> dict:
-    """The targets over every history of one switch setting."""
+    """The targets over every history of one approve_requires setting."""
     days = [d for row in rows for d in row["certified_day"].values()]
     errors = [r["true_edit_or_bad"] for row in rows for r in row["approved_error"] if r["approved"]]
     task_types = sum(len(row["approved_error"]) for row in rows)
@@ -162,36 +161,32 @@ def main(argv: list[str] | None = None) -> None:
         help="past the audits' reserved share, review held outputs before other audits",
     )
     parser.add_argument(
-        "--follow-estimate",
-        action="store_true",
-        help="an underpowered approve threshold follows the estimates, and approves",
-    )
-    parser.add_argument(
-        "--switch",
-        choices=("both", "off", "on"),
-        default="both",
-        help="run the warn_until_certified switch off, on, or both (default)",
+        "--requires",
+        default="estimate,certified,nothing",
+        help="the approve_requires settings to run, comma-separated (default: all three)",
     )
     args = parser.parse_args(argv)
-    switches = {"both": (False, True), "off": (False,), "on": (True,)}[args.switch]
+    settings = args.requires.split(",")
+    known = [r.value for r in scoring.ApproveRequires]
+    if unknown := [r for r in settings if r not in known]:
+        parser.error(f"--requires: unknown {', '.join(unknown)}; choose from {', '.join(known)}")
     jobs = [
         (
             seed,
-            switch,
+            requires,
             args.days,
             args.outputs_per_day,
             args.reviews_per_day,
             args.held_first,
-            args.follow_estimate,
         )
         for seed in range(args.first_seed, args.first_seed + args.histories)
-        for switch in switches
+        for requires in settings
     ]
     started = time.perf_counter()
     rows = []
     with ProcessPoolExecutor(max_workers=args.processes) as pool:
         for row in pool.map(one, *zip(*jobs, strict=True)):
-            log(f"seed {row['seed']} switch {row['warn_until_certified']}: {row['seconds']} s")
+            log(f"seed {row['seed']} {row['approve_requires']}: {row['seconds']} s")
             rows.append(row)
     result = {
         "bench": "team_scale",
@@ -202,13 +197,11 @@ def main(argv: list[str] | None = None) -> None:
             "days": args.days,
             "task_types": [t.name for t in world.DEFAULT_TASK_TYPES],
             "held_first": args.held_first,
-            "follow_estimate": args.follow_estimate,
         },
         "seconds": round(time.perf_counter() - started, 1),
         **{
-            name: summary([r for r in rows if r["warn_until_certified"] == switch])
-            for name, switch in (("off", False), ("on", True))
-            if switch in switches
+            requires: summary([r for r in rows if r["approve_requires"] == requires])
+            for requires in settings
         },
         "histories": rows,
     }

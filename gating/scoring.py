@@ -103,8 +103,28 @@ class Guarantee(StrEnum):
 
     # The latest thresholds run bounded the error of what scores at or above it.
     CERTIFIED = "certified"
+    # The latest thresholds run certified nothing, and the threshold follows the label
+    # model's estimates with a stated margin (learning.statistics.certify.estimated_threshold).
+    ESTIMATED = "estimated"
     # Nothing: the default threshold, a person's value, or one no run has certified.
     NONE = "none"
+
+
+class ApproveRequires(StrEnum):
+    """What must stand behind a task type's approve threshold for what reaches it to be
+    approved; short of that, it is delivered as a warning (docs/gate.md)."""
+
+    CERTIFIED = "certified"
+    # Certified or estimated: the thresholds cycle follows the estimates until it certifies.
+    ESTIMATE = "estimate"
+    NOTHING = "nothing"
+
+    def allows(self, guarantee: Guarantee) -> bool:
+        if self is ApproveRequires.NOTHING:
+            return True
+        if self is ApproveRequires.ESTIMATE:
+            return guarantee in (Guarantee.CERTIFIED, Guarantee.ESTIMATED)
+        return guarantee is Guarantee.CERTIFIED
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,10 +137,32 @@ class GatePolicy:
     cold_start_margin: float = 1.0
     task_type_reviewed: int = 0
     auto_approve: bool = True
-    # With warn_until_certified, what reaches an approve threshold without a guarantee is
-    # delivered as a warning.
-    warn_until_certified: bool = False
+    # What reaches an approve threshold without the guarantee this asks for is delivered as
+    # a warning.
+    approve_requires: ApproveRequires = ApproveRequires.NOTHING
     approve_guarantee: Guarantee = Guarantee.NONE
+    # With the guarantee "estimated": the lowest score the estimates approve, set by the
+    # thresholds cycle (learning.statistics.certify.estimate_move).
+    estimated_approve: float | None = None
+
+
+def approval_line(policy: GatePolicy, approve_threshold: float) -> float:
+    """The lowest score that is approved, given what stands behind the approve threshold
+    (``approve_threshold``, as raised for a new pair) and what approvals require: the
+    threshold itself; under an estimated guarantee, the higher of it and the estimated
+    line; infinity where the guarantee falls short, or an estimate has no line."""
+    requires, guarantee = policy.approve_requires, policy.approve_guarantee
+    if requires is ApproveRequires.NOTHING or (
+        guarantee is Guarantee.CERTIFIED and requires.allows(guarantee)
+    ):
+        return approve_threshold
+    if (
+        requires is ApproveRequires.ESTIMATE
+        and guarantee is Guarantee.ESTIMATED
+        and policy.estimated_approve is not None
+    ):
+        return max(approve_threshold, policy.estimated_approve)
+    return math.inf
 
 
 class Impact(NamedTuple):
@@ -408,8 +450,8 @@ def gate(
     level_decision: Decision | None = None,
 ) -> Ruling:
     """Decide on a score, whichever scorer gave it: the thresholds (raised for a new pair),
-    then the auto-approve switch and the warn-until-certified switch, then the task type's
-    cold start.
+    then the auto-approve switch and what the approve threshold's guarantee must be, then
+    the task type's cold start.
 
     A scorer that rates in named levels may give its level's own decision, which then takes
     the thresholds' place; the switches and the cold start apply to it all the same.
@@ -431,11 +473,9 @@ def gate(
     else:
         decision = level_decision
     switched_off = decision is Decision.APPROVED and not policy.auto_approve
-    uncertified = (
-        decision is Decision.APPROVED
-        and policy.warn_until_certified
-        and policy.approve_guarantee is not Guarantee.CERTIFIED
-    )
+    line = approval_line(policy, approve_t)
+    # Written as "not >=", so that nothing unexpected slips through as an approval.
+    uncertified = decision is Decision.APPROVED and not score >= line
     if switched_off or uncertified:
         decision = Decision.WARNING
     if policy.task_type_reviewed < policy.cold_start_reviews:
@@ -450,11 +490,17 @@ def gate(
             if level_decision is not None
             else f"Score {score:.2f} reaches the approve threshold {approve_t:.2f}"
         )
-        why = (
-            "auto-approval is off for this task type"
-            if switched_off
-            else "the approve threshold is not certified, and this task type warns until it is"
-        )
+        if switched_off:
+            why = "auto-approval is off for this task type"
+        elif math.isinf(line):
+            why = (
+                f"the approve threshold's guarantee is {policy.approve_guarantee}, and this "
+                f"task type approves only with {_REQUIREMENT[policy.approve_requires]}"
+            )
+        elif level_decision is not None:
+            why = f"its score {score:.2f} is below the estimated approve line {line:.2f}"
+        else:
+            why = f"not the estimated approve line {line:.2f}, the uncertified one in force"
         reasons.append(f"{reached}, but {why}: delivered as a warning.")
     elif level_decision is not None:
         reasons.append(f"Level {level}: {_LEVEL_OUTCOME[decision]}")
@@ -463,6 +509,11 @@ def gate(
     withheld = decision is Decision.WARNING and (switched_off or uncertified)
     return Ruling(decision, review_t, approve_t, reasons, withheld)
 
+
+_REQUIREMENT = {
+    ApproveRequires.CERTIFIED: "a certified one",
+    ApproveRequires.ESTIMATE: "a certified or estimated one",
+}
 
 _LEVEL_OUTCOME = {
     Decision.APPROVED: "approved without review.",

@@ -75,8 +75,9 @@ class _TaskContext:
             cold_start_margin=t.cold_start_margin,
             task_type_reviewed=t.reviewed_count,
             auto_approve=t.auto_approve,
-            warn_until_certified=t.warn_until_certified,
+            approve_requires=scoring.ApproveRequires(t.approve_requires),
             approve_guarantee=scoring.Guarantee(t.approve_guarantee),
+            estimated_approve=t.estimated_approve_threshold,
         )
 
     @cached_property
@@ -565,20 +566,28 @@ SETTING_RANGES: dict[str, tuple[float, float]] = {
     "delta": (0.001, 0.5),
 }
 _WHOLE_NUMBERS = frozenset({"cold_start_reviews"})
+_CHOICES = {
+    "threshold_policy": TaskType.ThresholdPolicy.values,
+    "approve_requires": [r.value for r in scoring.ApproveRequires],
+}
 _SWITCHES = frozenset(
     {
         "review_threshold_pinned",
         "approve_threshold_pinned",
         "auto_approve",
-        "warn_until_certified",
         "backlog_relief",
     }
 )
-GATE_SETTINGS = frozenset({*SETTING_RANGES, *_SWITCHES, "threshold_policy", "scorer"})
+GATE_SETTINGS = frozenset(
+    {*SETTING_RANGES, *_SWITCHES, "threshold_policy", "approve_requires", "scorer"}
+)
 # The approve threshold's guarantee is the thresholds cycle's alone to give. A person who
 # moves what it certified (the threshold, the budgets and confidence it was certified at,
 # the policy, or the scorer whose scores it was certified on) takes it back.
 GUARANTEE = "approve_guarantee"
+# ... and so is the estimated approve line that an estimated guarantee approves from.
+ESTIMATED_LINE = "estimated_approve_threshold"
+_UNSET = object()
 _CERTIFIED_ON = frozenset(
     {"approve_threshold", "alpha_approve", "alpha_bad", "delta", "threshold_policy", "scorer"}
 )
@@ -653,16 +662,23 @@ def gate_settings_change_many(
             task_type, own = stored[edit.task_type.pk], validators[edit.task_type.pk]
             changes = dict(edit.changes)
             guarantee = changes.pop(GUARANTEE, None)
+            estimated = changes.pop(ESTIMATED_LINE, _UNSET)
             _refuse(gate_settings_problems(task_type, changes))
             _refuse(_weights_problems(task_type, own, edit.weights))
-            if guarantee is not None and source is not EditSource.CYCLE:
-                raise TaskTypeInvalid(GUARANTEE, "Only the thresholds cycle certifies.")
-            if source is not EditSource.CYCLE and any(
-                getattr(task_type, name) != changes[name] for name in changes.keys() & _CERTIFIED_ON
-            ):
-                guarantee = scoring.Guarantee.NONE
+            if source is not EditSource.CYCLE:
+                if guarantee is not None:
+                    raise TaskTypeInvalid(GUARANTEE, "Only the thresholds cycle certifies.")
+                if estimated is not _UNSET:
+                    raise TaskTypeInvalid(ESTIMATED_LINE, "Only the thresholds cycle estimates.")
+                if any(
+                    getattr(task_type, name) != changes[name]
+                    for name in changes.keys() & _CERTIFIED_ON
+                ):
+                    guarantee, estimated = scoring.Guarantee.NONE, None
             if guarantee is not None:
                 changes[GUARANTEE] = scoring.Guarantee(guarantee).value
+            if estimated is not _UNSET:
+                changes[ESTIMATED_LINE] = estimated
             before, after = _apply_changed(task_type, changes)
             if after:
                 task_type.updated_at = now
@@ -767,8 +783,8 @@ def reason_problem(reason: str, source: EditSource) -> str | None:
 def _setting_problem(name: str, value: object) -> str | None:
     if name in _SWITCHES:
         return None if isinstance(value, bool) else "Must be true or false."
-    if name == "threshold_policy":
-        choices = TaskType.ThresholdPolicy.values
+    if name in _CHOICES:
+        choices = _CHOICES[name]
         return None if value in choices else f"Must be one of: {', '.join(choices)}."
     if name == "scorer":
         known = scorers.names()

@@ -335,7 +335,9 @@ def _thresholds_cycle(run: CycleRun):
         )
         if task_type.threshold_policy != TaskType.ThresholdPolicy.ADR0003:
             approve = final["approve"]
-            approve.evidence["in_force"] = _in_force(task_type, found, approve.new)
+            # What is approved from now on: from the estimated line where it is higher.
+            approves_from = max(approve.new, approve.estimate or approve.new)
+            approve.evidence["in_force"] = _in_force(task_type, found, approves_from)
         records += _threshold_records(run, task_type, final)
         moved = [final[w] for w in ("review", "approve") if final[w].new != final[w].old]
         counts["moved"] += len(moved)
@@ -352,13 +354,14 @@ def _thresholds_cycle(run: CycleRun):
         updates = {f"{p.which}_threshold": p.new for p in moved}
         reasons = [f"{p.which.capitalize()}: {p.reason}" for p in moved]
         guarantee = _approve_guarantee(proposals, final["approve"])
+        line = final["approve"].estimate
+        if line != task_type.estimated_approve_threshold:
+            updates[services.ESTIMATED_LINE] = line
+            if line is not None:
+                reasons.append(f"Estimated approve line: {line:g}.")
         if guarantee != task_type.approve_guarantee:
             updates[services.GUARANTEE] = guarantee
-            reasons.append(
-                "The approve threshold is certified."
-                if guarantee is scoring.Guarantee.CERTIFIED
-                else "The approve threshold is no longer certified."
-            )
+            reasons.append(_GUARANTEE_CHANGE[guarantee])
             changes.append(
                 {
                     "task_type": task_type.name,
@@ -393,13 +396,24 @@ def _thresholds_cycle(run: CycleRun):
     return counts, changes
 
 
+_GUARANTEE_CHANGE = {
+    scoring.Guarantee.CERTIFIED: "The approve threshold is certified.",
+    scoring.Guarantee.ESTIMATED: "Uncertified: approvals follow the estimated approve line.",
+    scoring.Guarantee.NONE: "The approve threshold is neither certified nor estimated.",
+}
+
+
 def _approve_guarantee(proposals, final: thresholds.Proposal) -> scoring.Guarantee:
     """Certified when this run certified the approve threshold now in force: the candidate
     it certified, or a pinned value above it (every candidate above a certified one passed
-    its test too). A pinned value below it, ADR-0003's rule, or any other state: none."""
+    its test too); a pinned value below it is not. Otherwise estimated where the run set
+    an estimated approve line (the gate approves from the higher of it and the threshold,
+    pinned or not); ADR-0003's rule, or any other state: none."""
     proposed = next(p for p in proposals if p.which == "approve")
     if final.state == thresholds.State.CERTIFIED and final.new >= proposed.new:
         return scoring.Guarantee.CERTIFIED
+    if final.estimate is not None:
+        return scoring.Guarantee.ESTIMATED
     return scoring.Guarantee.NONE
 
 
@@ -422,6 +436,8 @@ def _guarded(task_type: TaskType, found: evidence.JudgedEvidence):
         approve=task_type.approve_threshold,
         budgets=budgets,
         last_certified=last_certified,
+        estimate=task_type.approve_requires == scoring.ApproveRequires.ESTIMATE,
+        estimate_line=task_type.estimated_approve_threshold,
     )
     approve = next(p for p in proposals if p.which == "approve")
     approve.evidence["audits"] = found.audits_achieved(task_type.pk)

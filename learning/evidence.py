@@ -36,7 +36,7 @@ import numpy as np
 
 from gating import scorers, scoring
 from gating.models import Review, TaskModelStats, TaskType, Validator
-from gating.selectors import WITHHELD, draw_coverage, draw_stratum
+from gating.selectors import draw_coverage, draw_stratum
 from learning import selectors
 from learning.statistics import labels, sampling, thresholds
 
@@ -194,7 +194,6 @@ def _current_design(verdicts, task_types) -> tuple[list, dict[int, int]]:
         task_type = task_types[v.task_type_id]
         rate = {
             APPROVED: task_type.audit_rate_approved,
-            WITHHELD: task_type.audit_rate_approved,
             WARNING: task_type.audit_rate_warning,
         }.get(draw_stratum(v.is_audit, v.decision, v.withheld))
         if v.is_audit and rate is not None and v.inclusion_probability < rate:

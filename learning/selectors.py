@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from django.db.models import Exists, OuterRef
 
 from gating.models import Review, ReviewItem, TaskType
+from gating.scoring import ApproveRequires, Guarantee
 from learning.models import CycleRun, ThresholdChange, TierAssessment
 from learning.statistics import importance
 from learning.statistics.forecast import Forecast, certification_forecast
@@ -234,17 +235,27 @@ def _guarantee(
     last_certified: float | None,
     *,
     auto_approve: bool = True,
-    warn_until_certified: bool = False,
+    approve_requires: str = ApproveRequires.NOTHING,
+    approve_guarantee: str = Guarantee.NONE,
+    estimated_line: float | None = None,
 ) -> str:
     """What the threshold's budget amounts to now, in a few words."""
-    if which == ThresholdChange.Which.APPROVE and not auto_approve:
+    approve = which == ThresholdChange.Which.APPROVE
+    if approve and not auto_approve:
         return "not needed: auto-approval is off"
     if state == ThresholdChange.State.CERTIFIED:
         return "holds"
-    if which == ThresholdChange.Which.APPROVE and warn_until_certified:
-        return "none: what reaches it is delivered as a warning until certified"
+    requires = ApproveRequires(approve_requires)
+    if approve and not requires.allows(Guarantee(approve_guarantee)):
+        needed = "certified" if requires is ApproveRequires.CERTIFIED else "certified or estimated"
+        return f"none: what reaches it is delivered as a warning until it is {needed}"
+    if approve and approve_guarantee == Guarantee.ESTIMATED and estimated_line is not None:
+        return (
+            f"estimated: approves from {estimated_line:g}, where the label model's estimates "
+            "are within budget with a margin; uncertified"
+        )
     if state == ThresholdChange.State.NOT_ATTAINABLE:
-        return "suspended" if which == ThresholdChange.Which.APPROVE else "not met: all held"
+        return "suspended" if approve else "not met: all held"
     if state == ThresholdChange.State.UNDERPOWERED:
         if which == ThresholdChange.Which.REVIEW or last_certified is None:
             return "not shown: uncertified"
@@ -294,7 +305,9 @@ def threshold_states() -> list[ThresholdState]:
                         which,
                         last_certified,
                         auto_approve=task_type.auto_approve,
-                        warn_until_certified=task_type.warn_until_certified,
+                        approve_requires=task_type.approve_requires,
+                        approve_guarantee=task_type.approve_guarantee,
+                        estimated_line=task_type.estimated_approve_threshold,
                     ),
                     reason=latest.reason,
                     at=latest.at,

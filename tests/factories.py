@@ -38,7 +38,7 @@ class TaskTypeFactory(factory.django.DjangoModelFactory):
     name = factory.Sequence(lambda n: f"task-{n}")
     reviewed_count = 100
     # Approving from the approve threshold as stored, whether certified or not.
-    warn_until_certified = False
+    approve_requires = "nothing"
     audit_rate_approved = 0.0
     audit_rate_warning = 0.0
     double_review_rate = 0.0

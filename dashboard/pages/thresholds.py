@@ -28,6 +28,7 @@ from dashboard.models import REVIEW_BUCKET_WIDTH, ReviewRollup
 from gating import scorers
 from gating.exceptions import TaskTypeInvalid
 from gating.models import ReviewItem, TaskType, Validator
+from gating.scoring import ApproveRequires
 from gating.services import (
     SETTING_RANGES,
     EditSource,
@@ -61,7 +62,6 @@ SWITCHES = (
     "review_threshold_pinned",
     "approve_threshold_pinned",
     "auto_approve",
-    "warn_until_certified",
 )
 LABELS = {
     "review_threshold": "Review below",
@@ -79,9 +79,17 @@ LABELS = {
     "review_threshold_pinned": "Pin the review threshold (the cycles leave it)",
     "approve_threshold_pinned": "Pin the approve threshold (the cycles leave it)",
     "auto_approve": "Auto-approve (off: what would be approved is delivered as a warning)",
-    "warn_until_certified": "Warn until certified (what would be approved under an uncertified "
-    "approve threshold is delivered as a warning)",
 }
+# What must stand behind the approve threshold for what reaches it to be approved.
+APPROVE_REQUIRES = [
+    (
+        ApproveRequires.ESTIMATE.value,
+        "A certified or estimated threshold (the cycles follow the "
+        "label model's estimates until they certify one)",
+    ),
+    (ApproveRequires.CERTIFIED.value, "A certified threshold"),
+    (ApproveRequires.NOTHING.value, "Nothing: approve at the threshold in force"),
+]
 _WHOLE = frozenset({"cold_start_reviews"})
 _WEIGHT = "weight:"
 
@@ -134,6 +142,7 @@ def _context(f: DashboardFilter, task_type: TaskType | None, known: dict, **extr
         "model_names": known["models"],
         "filter_query": filter_query(f) if task_type is None else _query(f, task_type),
         "policies": TaskType.ThresholdPolicy.choices,
+        "approve_requires_choices": APPROVE_REQUIRES,
         "scorer_choices": _scorer_choices(task_type),
         "cycle_kinds": CycleRun.Kind.choices,
         "ranges": SETTING_RANGES,
@@ -146,6 +155,7 @@ def _context(f: DashboardFilter, task_type: TaskType | None, known: dict, **extr
         validators = list(Validator.objects.filter(task_type=task_type).order_by("name"))
         values = {name: getattr(task_type, name) for name in (*NUMBERS, *SWITCHES)}
         values["threshold_policy"] = task_type.threshold_policy
+        values["approve_requires"] = task_type.approve_requires
         values["scorer"] = task_type.scorer
         values |= {f"{_WEIGHT}{v.name}": v.weight for v in validators}
         values |= context["values"]
@@ -158,6 +168,10 @@ def _context(f: DashboardFilter, task_type: TaskType | None, known: dict, **extr
             (name, LABELS[name], values[name], problems.get(name)) for name in SWITCHES
         ]
         context["policy"] = (values["threshold_policy"], problems.get("threshold_policy"))
+        context["approve_requires"] = (
+            values["approve_requires"],
+            problems.get("approve_requires"),
+        )
         context["scorer"] = (values["scorer"], problems.get("scorer"))
         context["threshold_states"] = [
             s for s in learning_selectors.threshold_states() if s.task_type == task_type.name
@@ -219,6 +233,7 @@ def _save(request, f: DashboardFilter, task_type: TaskType, known: dict):
         submitted = {name: request.POST.get(name, "") for name in NUMBERS}
         submitted |= {name: name in request.POST for name in SWITCHES}
         submitted["threshold_policy"] = request.POST.get("threshold_policy", "")
+        submitted["approve_requires"] = request.POST.get("approve_requires", "")
         submitted["scorer"] = request.POST.get("scorer", task_type.scorer)
         submitted |= {
             f"{_WEIGHT}{name}": request.POST.get(f"{_WEIGHT}{name}", "") for name in validators
@@ -262,6 +277,7 @@ def _read_form(post, validators: dict) -> tuple[dict, dict, dict]:
     for name in SWITCHES:
         changes[name] = name in post
     changes["threshold_policy"] = post.get("threshold_policy", "")
+    changes["approve_requires"] = post.get("approve_requires", "")
     if "scorer" in post:
         changes["scorer"] = post["scorer"]
     weights: dict[str, float] = {}

@@ -108,8 +108,9 @@ class TaskTypeSerializer(StrictModelSerializer):
             "review_threshold_pinned",
             "approve_threshold_pinned",
             "auto_approve",
-            "warn_until_certified",
+            "approve_requires",
             "approve_guarantee",
+            "estimated_approve_threshold",
             "backlog_relief",
             "shared",
             "recommended_tier",
@@ -122,6 +123,7 @@ class TaskTypeSerializer(StrictModelSerializer):
         read_only_fields = [
             "name",
             "approve_guarantee",
+            "estimated_approve_threshold",
             "recommended_tier",
             "reviewed_count",
             "in_cold_start",

@@ -4,7 +4,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from gating import scorers
-from gating.scoring import Decision, Guarantee
+from gating.scoring import ApproveRequires, Decision, Guarantee
 
 _SCORE_RANGE = [MinValueValidator(0.0), MaxValueValidator(10.0)]
 _RATE_RANGE = [MinValueValidator(0.0), MaxValueValidator(1.0)]
@@ -81,13 +81,21 @@ class TaskType(models.Model):
         "threshold is delivered as a warning. Scores are capped at 10, so no threshold does "
         "this on its own: outputs that reach the cap pass a threshold of 10.",
     )
-    # On by default: at a team's scale the uncertified 7.0 approves outputs of which up to a
-    # quarter need an edit or are bad (docs/gate.md, bench.team_scale).
-    warn_until_certified = models.BooleanField(
-        default=True,
-        help_text="On: until a thresholds cycle certifies the approve threshold, what reaches "
-        "it is delivered as a warning rather than approved (docs/gate.md).",
+    # "estimate" for new task types: at a team's scale the uncertified 7.0 approves outputs
+    # of which up to a quarter need an edit or are bad, and certification takes weeks
+    # (docs/gate.md, bench.team_scale).
+    approve_requires = models.CharField(
+        max_length=20,
+        choices=[(r.value, r.value) for r in ApproveRequires],
+        default=ApproveRequires.ESTIMATE,
+        help_text="What must stand behind the approve threshold for what reaches it to be "
+        "approved: 'certified', 'estimate' (certified, or following the label model's "
+        "estimates with a margin until a cycle certifies it) or 'nothing'. Short of it, what "
+        "reaches the threshold is delivered as a warning (docs/gate.md).",
     )
+    # Written only by the thresholds cycle (and reset when a person moves what it certified):
+    # with the guarantee "estimated", the lowest score the estimates approve.
+    estimated_approve_threshold = models.FloatField(null=True, blank=True, editable=False)
     # Written only by the thresholds cycle (and reset when a person moves what it certified).
     approve_guarantee = models.CharField(
         max_length=20,

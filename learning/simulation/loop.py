@@ -32,9 +32,10 @@ BLOCKS_PER_DAY = 4
 THRESHOLD_EVERY = 2  # blocks: the thresholds cycle runs every 12 hours
 VALIDATOR_NAMES = tuple(v.name for v in world.VALIDATORS)
 IS_FACT_CHECK = np.array([name in world.FACT_CHECK_VALIDATORS for name in VALIDATOR_NAMES])
-# WITHHELD: would be approved, but delivered as a warning because the approve threshold is
-# not certified (warn_until_certified). It is audited at the approved rate, as the approve
-# threshold's evidence, in a stratum of its own.
+# WITHHELD: would be approved, but delivered as a warning because the approve threshold
+# lacks the guarantee its task type requires (approve_requires). It is audited at the
+# approved rate, as the approve threshold's evidence, in the approved stratum
+# (gating.selectors.draw_stratum).
 APPROVED, WARNING, HELD, WITHHELD = range(4)
 DECISIONS = 4
 LEAD = 0  # the reviewer who adjudicates: the accurate one
@@ -65,13 +66,10 @@ class LoopSettings:
     flaws: world.ReviewerFlaws | None = None
     lookback_days: int = 30
     replicates: int = 79  # as LEARNING_LABEL_REPLICATES
-    # The task type's switch (gating.scoring.GatePolicy), on as it is for a new task type:
-    # what reaches an approve threshold that the latest thresholds run did not certify is
-    # delivered as a warning.
-    warn_until_certified: bool = True
-    # An underpowered approve threshold follows the estimates (certify.estimated_threshold),
-    # and what reaches it is approved.
-    follow_estimate: bool = False
+    # The task type's setting (gating.scoring.GatePolicy), as it is for a new task type:
+    # what reaches an approve threshold without this guarantee is delivered as a warning;
+    # with ESTIMATE, an underpowered approve threshold follows the estimates.
+    approve_requires: scoring.ApproveRequires = scoring.ApproveRequires.ESTIMATE
 
 
 @dataclass
@@ -81,10 +79,10 @@ class TaskState:
     audit_rate_approved: float
     weights: dict[str, float]
     last_certified: float | None = None
-    # Whether the latest thresholds run certified the approve threshold in force.
-    certified: bool = False
-    # Whether it follows the latest run's estimates instead.
-    estimated: bool = False
+    # What the latest thresholds run put behind the approve threshold in force, and the
+    # estimated approve line it set (None: none).
+    guarantee: scoring.Guarantee = scoring.Guarantee.NONE
+    estimate: float | None = None
     not_attainable_runs: int = 0
 
 
@@ -323,11 +321,19 @@ def _gate(run: _Run, now: np.ndarray, block: int) -> None:
     for t, st in run.state.items():
         mine = run.traffic.task_type[now] == t
         idx, s = now[mine], scores[mine]
-        approves = not run.settings.warn_until_certified or st.certified or st.estimated
+        policy = scoring.GatePolicy(
+            review_threshold=st.review,
+            approve_threshold=st.approve,
+            approve_requires=run.settings.approve_requires,
+            approve_guarantee=st.guarantee,
+            estimated_approve=st.estimate,
+        )
+        approves = scoring.approval_line(policy, st.approve)
+        reaching = s >= st.approve
         d = np.where(
-            s >= st.approve,
-            APPROVED if approves else WITHHELD,
-            np.where(s >= st.review, WARNING, HELD),
+            reaching & (s >= approves),
+            APPROVED,
+            np.where(reaching, WITHHELD, np.where(s >= st.review, WARNING, HELD)),
         )
         run.decision[idx] = d
         rate = np.select(
@@ -477,15 +483,20 @@ def _cycles(run: _Run, block: int, window: np.ndarray, *, thresholds_due: bool) 
             approve=st.approve,
             budgets=settings.budgets,
             last_certified=st.last_certified,
-            follow_estimate=settings.follow_estimate,
+            estimate=settings.approve_requires is scoring.ApproveRequires.ESTIMATE,
+            estimate_line=st.estimate,
         )
         final = thresholds.constrain(proposals, pins={"review": False, "approve": False})
         approve = final["approve"]
         st.review, st.approve = final["review"].new, approve.new
-        st.certified = approve.state == thresholds.State.CERTIFIED
-        st.estimated = approve.estimated
-        if st.certified:
+        st.estimate = approve.estimate
+        if approve.state == thresholds.State.CERTIFIED:
+            st.guarantee = scoring.Guarantee.CERTIFIED
             st.last_certified = approve.new
+        else:
+            st.guarantee = (
+                scoring.Guarantee.NONE if st.estimate is None else scoring.Guarantee.ESTIMATED
+            )
         st.not_attainable_runs = (
             st.not_attainable_runs + 1 if approve.state == thresholds.State.NOT_ATTAINABLE else 0
         )
@@ -504,7 +515,7 @@ def _cycles(run: _Run, block: int, window: np.ndarray, *, thresholds_due: bool) 
                 approve=st.approve,
                 approve_state=str(approve.state),
                 review_state=str(final["review"].state),
-                estimated=st.estimated,
+                estimated=st.guarantee is scoring.Guarantee.ESTIMATED,
                 audit_rate=st.audit_rate_approved,
                 estimated_error={
                     c: _weighted_mean(fit.error[mine], weight[mine], scores[mine] >= c)
@@ -540,7 +551,10 @@ def achieved_weights(outputs: History | _Run, window: np.ndarray, block: int) ->
     drawn = np.flatnonzero(
         (outputs.queued_at >= 0) & (outputs.block > start) & (outputs.block <= block)
     )
-    stratum = outputs.task_type * DECISIONS + outputs.decision
+    # Withheld audits are drawn at the approved rate and reviewed in the same turn as the
+    # approved ones: one stratum.
+    pooled = np.where(outputs.decision == WITHHELD, APPROVED, outputs.decision)
+    stratum = outputs.task_type * DECISIONS + pooled
     size = len(outputs.config.task_types) * DECISIONS
     reviewed = drawn[(outputs.reviewed_at[drawn] >= 0) & (outputs.reviewed_at[drawn] <= block)]
     draws = np.bincount(stratum[drawn], minlength=size)

@@ -711,13 +711,11 @@ def certify_approve_threshold(
 
 @dataclass(frozen=True)
 class Move:
-    """Where the approve threshold goes after one run, and why; ``estimated`` when it
-    follows the estimates (``estimated_threshold``) rather than a certification."""
+    """Where the approve threshold goes after one run, and why."""
 
     old: float
     new: float
     reason: str
-    estimated: bool = False
 
 
 def estimated_threshold(certification: Certification) -> ThresholdEvidence | None:
@@ -764,13 +762,11 @@ def smoothed_move(
     *,
     last_certified: float | None,
     max_step: float = MAX_STEP,
-    follow_estimate: bool = False,
 ) -> Move:
     """The next approve threshold. Certified: raise to the certified threshold at once
     (approving less is the safe side), lower toward it by at most ``max_step`` per run.
-    Underpowered: with ``follow_estimate``, go to ``estimated_threshold`` where there is
-    one (the same rule); otherwise, or with none, go to ``last_certified``, the value the
-    last certified run set, or hold when there is none. Not
+    Underpowered: go to ``last_certified``, the value the last certified run set (the same
+    rule, so it is never lowered by more than a step), or hold when there is none. Not
     attainable: hold, and say so; climbing to the top quietly would hide the problem."""
     c = certification
     budgets = (
@@ -820,16 +816,6 @@ def smoothed_move(
                 f"P(edit or bad) {s.edit.estimate:.4f}) but their bounds "
                 f"({s.bad.bound:.4f}, {s.edit.bound:.4f}) are not; more verdicts may pass it."
             )
-        estimate = estimated_threshold(c) if follow_estimate else None
-        if estimate is not None:
-            why += (
-                f" Estimated: {estimate.threshold:g} is the lowest threshold whose estimates "
-                f"are within {budgets} by the normal approximation (P(bad) "
-                f"{estimate.bad.estimate:.4f}, P(edit or bad) {estimate.edit.estimate:.4f}, "
-                f"effective n={estimate.effective_n:.0f}), not certified."
-            )
-            move = _toward(current, estimate.threshold, max_step, why)
-            return Move(move.old, move.new, move.reason, estimated=True)
         if last_certified is None:
             return Move(current, current, why + " Held: no threshold was ever certified.")
         return _toward(current, last_certified, max_step, why + " Back to the last certified.")
@@ -850,6 +836,28 @@ def smoothed_move(
         "not a quiet climb."
     )
     return Move(current, current, why)
+
+
+def estimate_move(
+    line: float | None, approve: float, certification: Certification, *, max_step: float = MAX_STEP
+) -> Move | None:
+    """Where the estimated approve line goes after a run that certified nothing: toward
+    ``estimated_threshold`` by the approve threshold's own rule (up at once, down by at
+    most ``max_step``), from where it was, or from the approve threshold ``approve`` when
+    there was none. None when the run certified, or when no candidate passes: no line."""
+    if certification.state is State.CERTIFIED:
+        return None
+    estimate = estimated_threshold(certification)
+    if estimate is None:
+        return None
+    why = (
+        f"Estimated: {estimate.threshold:g} is the lowest threshold whose estimates are within "
+        f"P(bad) <= {certification.alpha_bad:g} and P(edit or bad) <= "
+        f"{certification.alpha_edit:g} by the normal approximation at "
+        f"{1 - certification.delta:.0%} (P(bad) {estimate.bad.estimate:.4f}, P(edit or bad) "
+        f"{estimate.edit.estimate:.4f}, effective n={estimate.effective_n:.0f}); not certified."
+    )
+    return _toward(approve if line is None else line, estimate.threshold, max_step, why)
 
 
 def _toward(current: float, target: float, max_step: float, why: str) -> Move:

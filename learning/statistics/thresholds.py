@@ -119,9 +119,9 @@ class Proposal:
     reason: str
     evidence: dict = field(default_factory=dict)
     state: str = ""
-    # The approve threshold follows the estimates, not a certification
-    # (certify.estimated_threshold).
-    estimated: bool = False
+    # Approve only: the estimated approve line (certify.estimate_move), where the run
+    # certified nothing and was asked to estimate; None otherwise.
+    estimate: float | None = None
 
 
 def guarded(
@@ -132,27 +132,29 @@ def guarded(
     budgets: Budgets,
     last_certified: float | None,
     max_step: float = MAX_STEP,
-    follow_estimate: bool = False,
+    estimate: bool = False,
+    estimate_line: float | None = None,
 ) -> list[Proposal]:
     """The guarded policy's proposals for both thresholds (before pins and the gap rule).
-    With ``follow_estimate``, an underpowered approve threshold follows the estimates
-    (``certify.estimated_threshold``)."""
+    With ``estimate``, a run that certifies nothing also moves the estimated approve line
+    (``certify.estimate_move``) from ``estimate_line``, where the last run left it."""
     certification = _certify(window, budgets, headroom=TESTABLE_HEADROOM, floor=review)
     move = certify.smoothed_move(
-        approve,
-        certification,
-        last_certified=last_certified,
-        max_step=max_step,
-        follow_estimate=follow_estimate,
+        approve, certification, last_certified=last_certified, max_step=max_step
+    )
+    line = (
+        certify.estimate_move(estimate_line, move.new, certification, max_step=max_step)
+        if estimate
+        else None
     )
     approve_proposal = Proposal(
         "approve",
         approve,
         move.new,
-        move.reason,
+        move.reason if line is None else f"{move.reason} {line.reason}",
         certification.as_dict(),
         certification.state,
-        estimated=move.estimated,
+        estimate=None if line is None else line.new,
     )
     review_proposal = warning_band_move(
         window,

@@ -160,7 +160,7 @@ def test_a_nul_in_the_thresholds_reason_is_named_and_nothing_is_saved(user_in):
     Validator.objects.create(task_type=task_type, name="facts", weight=1.0)
     form = {
         name: str(getattr(task_type, name))
-        for name in (*thresholds_page.NUMBERS, "threshold_policy", "scorer")
+        for name in (*thresholds_page.NUMBERS, "threshold_policy", "approve_requires", "scorer")
     }
     form |= {"weight:facts": "1.0", "audit_rate_warning": "0.5", "reason": "because\x00"}
 

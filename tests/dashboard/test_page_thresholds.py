@@ -61,6 +61,7 @@ def _form(task_type: TaskType, **changes) -> dict:
             "cold_start_reviews",
             "cold_start_margin",
             "threshold_policy",
+            "approve_requires",
             "scorer",
         )
     }
@@ -187,6 +188,7 @@ def test_a_scorer_this_version_lacks_stays_selected_and_saving_keeps_it(user_in,
         ({"cold_start_reviews": "20.5"}, "cold_start_reviews", "Must be a whole number."),
         ({"weight:facts": "-1"}, "weight:facts", "Must be a number from 0 to 100."),
         ({"threshold_policy": "yolo"}, "threshold_policy", "Must be one of"),
+        ({"approve_requires": "sometimes"}, "approve_requires", "Must be one of: certified, "),
         ({"scorer": "magic"}, "scorer", "Unknown scorer; one of: validators, "),
     ],
 )

@@ -40,6 +40,8 @@ def assert_unchanged(task_type):
         ({"cold_start_reviews": 4.0}, {"cold_start_reviews"}),
         ({"cold_start_reviews": "4"}, {"cold_start_reviews"}),
         ({"threshold_policy": 1}, {"threshold_policy"}),
+        ({"approve_requires": "sometimes"}, {"approve_requires"}),
+        ({"approve_requires": False}, {"approve_requires"}),
         ({"review_threshold": None}, {"review_threshold"}),
         (
             {"review_threshold": 3.0, "colour": "blue", "backlog_relief": "no"},

@@ -408,6 +408,8 @@ def test_the_admin_leaves_a_task_types_name_alone(task_type, admin, client):
         ({"backlog_relief": 1}, {}, "backlog_relief"),
         ({"auto_approve": "yes"}, {}, "auto_approve"),
         ({"threshold_policy": "yolo"}, {}, "threshold_policy"),
+        ({"approve_requires": "sometimes"}, {}, "approve_requires"),
+        ({"approve_requires": True}, {}, "approve_requires"),
         ({"name": "renamed"}, {}, "name"),
         ({"reviewed_count": 0}, {}, "reviewed_count"),
         ({}, {"facts": -1.0}, "weights.facts"),

@@ -702,22 +702,18 @@ def test_the_estimate_stops_above_the_review_threshold():
     assert certify.estimated_threshold(result).threshold == 9.02
 
 
-def test_an_underpowered_threshold_follows_the_estimate_only_when_asked():
+def test_the_estimated_line_moves_as_the_approve_threshold_does():
     result = search([(9.0, 400, 1.0, 1, 8), (8.0, 100, 1.0, 50)])
-    held = certify.smoothed_move(7.0, result, last_certified=None)
-    assert (held.new, held.estimated) == (7.0, False)
-    raised = certify.smoothed_move(7.0, result, last_certified=None, follow_estimate=True)
-    assert (raised.new, raised.estimated) == (8.02, True)
-    assert "Estimated: 8.02" in raised.reason and "not certified" in raised.reason
-    # Lowered a step at a time, as a certified one is; and it outranks an older certified
-    # value that this window does not confirm.
-    lowered = certify.smoothed_move(9.0, result, last_certified=9.5, follow_estimate=True)
-    assert (lowered.new, lowered.estimated) == (8.9, True)
-    # A certified run is followed as before, and says it is not an estimate.
-    certified = certify.smoothed_move(
-        7.0, certified_at(7.3), last_certified=None, follow_estimate=True
-    )
-    assert (certified.new, certified.estimated) == (7.3, False)
+    # A first line starts from the approve threshold: up at once.
+    first = certify.estimate_move(None, 7.0, result)
+    assert first.new == 8.02
+    assert "Estimated: 8.02" in first.reason and "not certified" in first.reason
+    # From where it was: down by at most a step per run, up at once.
+    assert certify.estimate_move(9.0, 7.0, result).new == 8.9
+    assert certify.estimate_move(8.0, 7.0, result).new == 8.02
+    # No line where the run certified, or where no candidate passes.
+    assert certify.estimate_move(9.0, 7.0, certified_at(7.3)) is None
+    assert certify.estimate_move(9.0, 7.0, search([(9.0, 400, 1.0, 3)])) is None
 
 
 def test_not_attainable_never_climbs():

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from gating import reviews, scoring
-from gating.models import Output, ReviewItem, TaskModelStats, TaskType, Validator
+from gating import reviews, scoring, services
+from gating.models import AuditEvent, Output, ReviewItem, TaskModelStats, TaskType, Validator
 from gating.reviews import DecisionInput, RecordedDecision
 from learning import alerts, cycles, evidence, selectors
 from learning.models import Alert, CycleRun, ThresholdChange
@@ -213,6 +213,48 @@ def test_an_underpowered_run_holds_raises_audits_and_says_so(gateway, user_in):
     assert alert.message.endswith("Certification forecast: after a day of runs.")
 
 
+def test_an_underpowered_run_sets_an_estimated_line_where_approvals_require_one(gateway, user_in):
+    # 250 clean held outputs, all reviewed (weight 1): too few to test against P(bad) <= 1 %
+    # (299 needed), enough to read the estimates with their margin (165; docs/gate.md).
+    reviewer = user_in("reviewer")
+    held_and_decided(gateway, reviewer, count=250, approve_requires="estimate")
+    task_type = TaskType.objects.get(name="t")
+
+    run = cycles.cycle_run("thresholds", NOW)
+
+    approve = ThresholdChange.objects.get(cycle=run, which="approve")
+    assert approve.state == ThresholdChange.State.UNDERPOWERED
+    assert approve.new_value == 7.0  # the approve threshold does not follow estimates
+    # Every candidate from 10 down to 4.02 (above the review threshold) reads the same 250:
+    # the line starts from the approve threshold and comes down one step, as a threshold
+    # would.
+    assert "Estimated: 4.02 is the lowest threshold" in approve.reason
+    task_type.refresh_from_db()
+    assert (task_type.approve_guarantee, task_type.estimated_approve_threshold) == (
+        "estimated",
+        6.9,
+    )
+    event = AuditEvent.objects.filter(action=AuditEvent.Action.THRESHOLD_EDIT).last()
+    assert event.after["estimated_approve_threshold"] == 6.9
+    assert event.after["approve_guarantee"] == "estimated"
+    # A person who moves the approve threshold takes both back.
+    services.gate_settings_change_many(
+        edits=[services.GateSettingsEdit(task_type, {"approve_threshold": 8.0}, reason="why")],
+        actor=None,
+        source=services.EditSource.API,
+    )
+    task_type.refresh_from_db()
+    assert (task_type.approve_guarantee, task_type.estimated_approve_threshold) == ("none", None)
+
+
+def test_a_run_that_need_not_estimate_sets_no_line(gateway, user_in):
+    reviewer = user_in("reviewer")
+    held_and_decided(gateway, reviewer, count=250, approve_requires="certified")
+    cycles.cycle_run("thresholds", NOW)
+    task_type = TaskType.objects.get(name="t")
+    assert (task_type.approve_guarantee, task_type.estimated_approve_threshold) == ("none", None)
+
+
 def record(task_type, state, at, evidence_=None, value=7.0):
     run = CycleRun.objects.create(
         kind="thresholds",
@@ -262,13 +304,25 @@ def test_not_attainable_alerts_after_two_runs_in_a_row_with_the_best_certifiable
     approve = states[("t", "approve")]
     assert approve.state == "not_attainable" and approve.runs_in_a_row == 2
     assert approve.guarantee == "suspended"
-    # With the switch on, nothing is approved without the guarantee.
-    TaskType.objects.filter(pk=task_type.pk).update(warn_until_certified=True)
+    # Where approvals require a guarantee, nothing is approved without it.
+    TaskType.objects.filter(pk=task_type.pk).update(approve_requires="certified")
     states = {(s.task_type, s.which): s for s in selectors.threshold_states()}
     assert states[("t", "approve")].guarantee == (
-        "none: what reaches it is delivered as a warning until certified"
+        "none: what reaches it is delivered as a warning until it is certified"
     )
-    TaskType.objects.filter(pk=task_type.pk).update(warn_until_certified=False)
+    TaskType.objects.filter(pk=task_type.pk).update(approve_requires="estimate")
+    states = {(s.task_type, s.which): s for s in selectors.threshold_states()}
+    assert states[("t", "approve")].guarantee == (
+        "none: what reaches it is delivered as a warning until it is certified or estimated"
+    )
+    TaskType.objects.filter(pk=task_type.pk, approve_guarantee="none").update(
+        approve_guarantee="estimated", estimated_approve_threshold=9.4
+    )
+    states = {(s.task_type, s.which): s for s in selectors.threshold_states()}
+    assert states[("t", "approve")].guarantee.startswith("estimated: approves from 9.4,")
+    TaskType.objects.filter(pk=task_type.pk).update(
+        approve_requires="nothing", approve_guarantee="none", estimated_approve_threshold=None
+    )
     assert (approve.best_certifiable_error, approve.best_certifiable_threshold) == (0.031, 9.7)
 
     # The admin turns auto-approval off: the alert's choice is made, and the budget of

@@ -14,6 +14,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from gating.scoring import ApproveRequires
 from learning.simulation import loop, quality
 
 OUTPUTS_PER_DAY = 10_000
@@ -32,13 +33,14 @@ def default_world() -> loop.History:
     )
 
 
-def test_the_approve_threshold_never_climbs_unless_certified(default_world):
+def test_the_approve_threshold_never_climbs_silently(default_world):
+    # Every climb is to a value the run certified or, uncertified, estimated (it says so).
     for t in range(4):
         runs = [r for r in default_world.runs if r.task_type == t]
         before = default_world.settings.approve
         for r in runs:
             if r.approve > before:
-                assert r.approve_state == "certified", (t, r.block, before, r.approve)
+                assert r.approve_state == "certified" or r.estimated, (t, r.block, r.approve)
             before = r.approve
         assert not any(r.approve >= 10.0 for r in runs)
 
@@ -162,14 +164,16 @@ def test_every_task_type_is_certified_and_holds(world_name, request):
 
 
 def test_little_auto_approval_is_lost_to_the_best_threshold_in_hindsight():
-    # Claim 5 measures where the threshold policy puts the approve threshold, so it runs
-    # without warn_until_certified: with it, approvals also pause while a run is
-    # underpowered, and draft_reply here loses 16.6 % rather than 13.0 % (docs/gate.md has
-    # the switch's cost and gain at a team's scale).
+    # Claim 5 measures where the certified policy puts the approve threshold, so it runs
+    # approving whatever stands behind it and following no estimates, as
+    # bench.learning_quality's perfect world does (docs/gate.md has what the other settings
+    # cost and gain at a team's scale).
     never_err_world = loop.run_history(
         loop.history_config(1004, days=30, outputs_per_day=OUTPUTS_PER_DAY),
         loop.perfect_reviewers(
-            loop.LoopSettings(reviews_per_day=REVIEWS_PER_DAY, warn_until_certified=False)
+            loop.LoopSettings(
+                reviews_per_day=REVIEWS_PER_DAY, approve_requires=ApproveRequires.NOTHING
+            )
         ),
     )
     # Claim 5, in part. Its bar, at most 10 % lost for every task type, is not met: in this

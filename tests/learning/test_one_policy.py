@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
+from gating import scoring
 from gating.models import Output, ReviewItem, TaskType
 from learning import evidence
 from learning.simulation import loop
@@ -40,11 +41,16 @@ DECISION = {
 }
 
 
-@pytest.fixture(scope="module", params=[False, True], ids=["approving", "withholding"])
+@pytest.fixture(
+    scope="module",
+    params=[scoring.ApproveRequires.NOTHING, scoring.ApproveRequires.CERTIFIED],
+    ids=["approving", "withholding"],
+)
 def history(request) -> loop.History:
     # Two days, audits drawn densely and too few reviews for the queue, so that every
     # stratum is drawn and part of it waits; no learning, so the rates stay as set. With
-    # warn_until_certified nothing certifies, so what would be approved is withheld.
+    # approvals that require a certified threshold, nothing certifies, so what would be
+    # approved is withheld.
     return loop.run_history(
         loop.history_config(11, days=2, outputs_per_day=240),
         loop.LoopSettings(
@@ -53,7 +59,7 @@ def history(request) -> loop.History:
             audit_rate_approved=0.2,
             audit_rate_warning=0.3,
             double_review_rate=0.0,
-            warn_until_certified=request.param,
+            approve_requires=request.param,
         ),
     )
 
@@ -63,7 +69,8 @@ def test_production_weighs_a_loop_history_as_the_loop_does(history, gateway, use
     reviewer = user_in("reviewer")
     settings = history.settings
     queued = np.flatnonzero(history.queued_at >= 0)
-    approval = loop.WITHHELD if settings.warn_until_certified else loop.APPROVED
+    approving = settings.approve_requires is scoring.ApproveRequires.NOTHING
+    approval = loop.APPROVED if approving else loop.WITHHELD
     assert set(history.decision[queued]) == {loop.HELD, loop.WARNING, approval}
     reviewed = queued[history.reviewed_at[queued] >= 0]
     assert 0 < len(reviewed) < len(queued)  # and part of them still waiting

@@ -222,11 +222,11 @@ class _Approving(_Levelled):
 
 
 def test_a_levels_approval_is_withheld_as_the_thresholds_would_be():
-    # The task type warns until certified, and nothing is: the level's approval is delivered
+    # The task type approves only when certified, and nothing is: the level's approval is delivered
     # as a warning and marked withheld, to be audited at the approved rate.
     uncertified = replace(
         _PAST_COLD_START,
-        policy=replace(_PAST_COLD_START.policy, warn_until_certified=True),
+        policy=replace(_PAST_COLD_START.policy, approve_requires=scoring.ApproveRequires.CERTIFIED),
     )
     result = scorers.score_and_gate(_Approving(), uncertified, shadow=False).result
     assert (result.decision, result.withheld) == (scoring.Decision.WARNING, True)

@@ -1,8 +1,9 @@
-"""The approve threshold's guarantee and the warn-until-certified switch (docs/gate.md): every
-decision says what stood behind the approve threshold, only the thresholds cycle certifies,
-a person who moves what it certified takes the guarantee back, and with the switch on
-nothing is approved without it."""
+"""The approve threshold's guarantee and what a task type's approvals require (docs/gate.md):
+every decision says what stood behind the approve threshold, only the thresholds cycle
+certifies or estimates, a person who moves what it certified takes the guarantee back, and
+nothing is approved without the guarantee its task type requires."""
 
+import math
 from datetime import timedelta
 
 import pytest
@@ -11,7 +12,7 @@ from django.utils import timezone
 from gating import scoring, selectors, services, webhooks
 from gating.exceptions import TaskTypeInvalid
 from gating.models import AuditEvent, Output, ReviewItem, TaskType
-from gating.scoring import Decision, GatePolicy, Guarantee, PairHistory
+from gating.scoring import ApproveRequires, Decision, GatePolicy, Guarantee, PairHistory
 from gating.submissions import OutputSubmission
 from learning import cycles
 from learning.statistics import thresholds
@@ -24,34 +25,110 @@ TRUSTED = PairHistory(reviewed=100, approved_unchanged=100)
 # --------------------------------------------------------------------------- the gate
 
 
+CERTIFIED_ONLY = ApproveRequires.CERTIFIED
+
+
 @pytest.mark.parametrize(
-    ("switch", "guarantee", "decision"),
+    ("requires", "guarantee", "decision"),
     [
-        (False, Guarantee.NONE, Decision.APPROVED),
-        (False, Guarantee.CERTIFIED, Decision.APPROVED),
-        (True, Guarantee.CERTIFIED, Decision.APPROVED),
-        (True, Guarantee.NONE, Decision.WARNING),
+        (ApproveRequires.NOTHING, Guarantee.NONE, Decision.APPROVED),
+        (ApproveRequires.NOTHING, Guarantee.ESTIMATED, Decision.APPROVED),
+        (ApproveRequires.NOTHING, Guarantee.CERTIFIED, Decision.APPROVED),
+        (ApproveRequires.ESTIMATE, Guarantee.NONE, Decision.WARNING),
+        (ApproveRequires.ESTIMATE, Guarantee.ESTIMATED, Decision.APPROVED),
+        (ApproveRequires.ESTIMATE, Guarantee.CERTIFIED, Decision.APPROVED),
+        (ApproveRequires.CERTIFIED, Guarantee.NONE, Decision.WARNING),
+        (ApproveRequires.CERTIFIED, Guarantee.ESTIMATED, Decision.WARNING),
+        (ApproveRequires.CERTIFIED, Guarantee.CERTIFIED, Decision.APPROVED),
     ],
 )
-def test_only_an_uncertified_threshold_with_the_switch_on_withholds(switch, guarantee, decision):
-    policy = GatePolicy(warn_until_certified=switch, approve_guarantee=guarantee, **PAST_COLD_START)
+def test_an_approval_needs_the_guarantee_its_task_type_requires(requires, guarantee, decision):
+    policy = GatePolicy(
+        approve_requires=requires,
+        approve_guarantee=guarantee,
+        estimated_approve=8.0,
+        **PAST_COLD_START,
+    )
     assert scoring.gate(9.0, policy, TRUSTED).decision is decision
 
 
+def _estimated(line):
+    return GatePolicy(
+        approve_requires=ApproveRequires.ESTIMATE,
+        approve_guarantee=Guarantee.ESTIMATED,
+        estimated_approve=line,
+        **PAST_COLD_START,
+    )
+
+
+def test_an_estimate_approves_from_its_line():
+    # Above the approve threshold 7.0 but below the line: withheld, and said so.
+    below = scoring.gate(9.0, _estimated(9.5), TRUSTED)
+    assert (below.decision, below.withheld) == (Decision.WARNING, True)
+    assert below.reasons == [
+        "Score 9.00 reaches the approve threshold 7.00, but not the estimated approve line "
+        "9.50, the uncertified one in force: delivered as a warning."
+    ]
+    assert scoring.gate(9.5, _estimated(9.5), TRUSTED).decision is Decision.APPROVED
+    # A line below the approve threshold approves nothing the threshold does not.
+    assert scoring.gate(6.5, _estimated(6.0), TRUSTED).decision is Decision.WARNING
+    assert not scoring.gate(6.5, _estimated(6.0), TRUSTED).withheld
+    assert scoring.gate(7.0, _estimated(6.0), TRUSTED).decision is Decision.APPROVED
+    # An estimated guarantee without a line approves nothing.
+    assert scoring.gate(10.0, _estimated(None), TRUSTED).decision is Decision.WARNING
+    # A level's approval is held to the line by its score.
+    level = scoring.gate(
+        9.0, _estimated(9.5), TRUSTED, level="high", level_decision=Decision.APPROVED
+    )
+    assert level.reasons[0] == (
+        "Level high would be approved, but its score 9.00 is below the estimated approve "
+        "line 9.50: delivered as a warning."
+    )
+
+
+@pytest.mark.parametrize(
+    ("requires", "guarantee", "line", "expected"),
+    [
+        (ApproveRequires.NOTHING, Guarantee.NONE, None, 7.0),
+        (ApproveRequires.NOTHING, Guarantee.ESTIMATED, 9.0, 7.0),
+        (ApproveRequires.CERTIFIED, Guarantee.CERTIFIED, None, 7.0),
+        (ApproveRequires.CERTIFIED, Guarantee.ESTIMATED, 9.0, math.inf),
+        (ApproveRequires.CERTIFIED, Guarantee.NONE, None, math.inf),
+        (ApproveRequires.ESTIMATE, Guarantee.CERTIFIED, 9.0, 7.0),
+        (ApproveRequires.ESTIMATE, Guarantee.ESTIMATED, 9.0, 9.0),
+        (ApproveRequires.ESTIMATE, Guarantee.ESTIMATED, 6.0, 7.0),
+        (ApproveRequires.ESTIMATE, Guarantee.ESTIMATED, None, math.inf),
+        (ApproveRequires.ESTIMATE, Guarantee.NONE, 9.0, math.inf),
+    ],
+)
+def test_the_approval_line(requires, guarantee, line, expected):
+    policy = GatePolicy(
+        approve_requires=requires, approve_guarantee=guarantee, estimated_approve=line
+    )
+    assert scoring.approval_line(policy, 7.0) == expected
+
+
 def test_a_withheld_approval_says_why():
-    policy = GatePolicy(warn_until_certified=True, **PAST_COLD_START)
+    policy = GatePolicy(approve_requires=CERTIFIED_ONLY, **PAST_COLD_START)
     ruling = scoring.gate(9.0, policy, TRUSTED)
     assert ruling.reasons == [
-        "Score 9.00 reaches the approve threshold 7.00, but the approve threshold is not "
-        "certified, and this task type warns until it is: delivered as a warning."
+        "Score 9.00 reaches the approve threshold 7.00, but the approve threshold's guarantee "
+        "is none, and this task type approves only with a certified one: delivered as a "
+        "warning."
     ]
+    estimated = GatePolicy(
+        approve_requires=CERTIFIED_ONLY, approve_guarantee=Guarantee.ESTIMATED, **PAST_COLD_START
+    )
+    assert "guarantee is estimated" in scoring.gate(9.0, estimated, TRUSTED).reasons[0]
+    either = GatePolicy(approve_requires=ApproveRequires.ESTIMATE, **PAST_COLD_START)
+    assert "only with a certified or estimated one" in scoring.gate(9.0, either, TRUSTED).reasons[0]
     levelled = scoring.gate(9.0, policy, TRUSTED, level="high", level_decision=Decision.APPROVED)
     assert levelled.decision is Decision.WARNING
     assert levelled.reasons[0].startswith("Level high would be approved, but the approve")
 
 
 def test_the_switch_touches_nothing_but_approvals():
-    policy = GatePolicy(warn_until_certified=True, **PAST_COLD_START)
+    policy = GatePolicy(approve_requires=CERTIFIED_ONLY, **PAST_COLD_START)
     # Between the thresholds, and below the review threshold, as without the switch.
     assert scoring.gate(5.0, policy, TRUSTED).decision is Decision.WARNING
     assert scoring.gate(5.0, policy, TRUSTED).reasons == [
@@ -59,12 +136,12 @@ def test_the_switch_touches_nothing_but_approvals():
     ]
     assert scoring.gate(3.0, policy, TRUSTED).decision is Decision.PENDING_REVIEW
     # Cold start still holds everything.
-    cold = GatePolicy(warn_until_certified=True, task_type_reviewed=0, cold_start_margin=0.0)
+    cold = GatePolicy(approve_requires=CERTIFIED_ONLY, task_type_reviewed=0, cold_start_margin=0.0)
     assert scoring.gate(9.0, cold, TRUSTED).decision is Decision.PENDING_REVIEW
 
 
 def test_auto_approval_off_is_named_before_the_guarantee():
-    policy = GatePolicy(auto_approve=False, warn_until_certified=True, **PAST_COLD_START)
+    policy = GatePolicy(auto_approve=False, approve_requires=CERTIFIED_ONLY, **PAST_COLD_START)
     [reason] = scoring.gate(9.0, policy, TRUSTED).reasons
     assert reason.endswith("but auto-approval is off for this task type: delivered as a warning.")
 
@@ -94,17 +171,17 @@ def test_every_decision_says_what_stood_behind_the_approve_threshold(gateway, ga
     certified = TaskTypeFactory(
         name="certified",
         cold_start_margin=0.0,
-        warn_until_certified=True,
+        approve_requires="certified",
         approve_guarantee="certified",
     )
     answer = _submit(gateway_api, certified)
     assert (answer["decision"], answer["approve_guarantee"]) == ("approved", "certified")
 
-    withheld = TaskTypeFactory(name="withheld", cold_start_margin=0.0, warn_until_certified=True)
+    withheld = TaskTypeFactory(name="withheld", cold_start_margin=0.0, approve_requires="certified")
     answer = _submit(gateway_api, withheld)
     assert (answer["decision"], answer["status"]) == ("warning", "approved")
     assert answer["approve_guarantee"] == "none"
-    assert "not certified" in answer["reasons"][-1]
+    assert "only with a certified one" in answer["reasons"][-1]
     # Stored as answered: a later read says the same.
     stored = gateway_api.get(f"/api/v1/outputs/{answer['id']}/").json()
     assert stored["approve_guarantee"] == "none"
@@ -115,7 +192,7 @@ def test_the_webhook_carries_the_guarantee(gateway):
     TaskTypeFactory(
         name="withheld",
         cold_start_margin=0.0,
-        warn_until_certified=True,
+        approve_requires="certified",
         approve_guarantee="none",
     )
     output = services.output_ingest(
@@ -174,7 +251,7 @@ def test_only_the_cycle_certifies(certified, source):
         # Not what the threshold was certified on.
         ({"audit_rate_warning": 0.2}, True),
         ({"review_threshold": 3.0}, True),
-        ({"warn_until_certified": True}, True),
+        ({"approve_requires": "certified"}, True),
     ],
 )
 def test_a_person_who_moves_what_was_certified_takes_the_guarantee_back(certified, changes, kept):
@@ -194,23 +271,37 @@ def test_a_cycle_that_moves_the_threshold_keeps_what_it_says(certified):
 
 
 @pytest.mark.django_db
-def test_the_api_shows_the_guarantee_and_takes_the_switch(admin_api, certified):
+def test_the_api_shows_the_guarantee_and_takes_what_approvals_require(admin_api, certified):
     url = f"/api/v1/task-types/{certified.name}/"
     shown = admin_api.get(url).json()
-    assert (shown["approve_guarantee"], shown["warn_until_certified"]) == ("certified", False)
-    assert admin_api.patch(url, {"warn_until_certified": True}, format="json").status_code == 200
+    assert (shown["approve_guarantee"], shown["approve_requires"]) == ("certified", "nothing")
+    taken = admin_api.patch(url, {"approve_requires": "certified"}, format="json")
+    assert taken.status_code == 200, taken.content
+    for wrong in ("sometimes", True, None, ["certified"]):
+        refused = admin_api.patch(url, {"approve_requires": wrong}, format="json")
+        assert refused.status_code == 400, (wrong, refused.content)
+        assert "approve_requires" in refused.json()
     refused = admin_api.patch(url, {"approve_guarantee": "none"}, format="json")
     assert refused.status_code == 400, refused.content
     assert "approve_guarantee" in refused.json()
     certified.refresh_from_db()
-    assert (certified.warn_until_certified, certified.approve_guarantee) == (True, "certified")
+    assert (certified.approve_requires, certified.approve_guarantee) == ("certified", "certified")
+
+
+def test_a_new_task_type_approves_on_an_estimate():
+    # The default measured in docs/gate.md.
+    field = TaskType._meta.get_field("approve_requires")
+    assert field.get_default() == ApproveRequires.ESTIMATE
 
 
 # --------------------------------------------------------------------------- the cycle
 
 
-def _proposal(new, state=thresholds.State.CERTIFIED, old=7.0):
-    return thresholds.Proposal("approve", old, new, "why", {}, state)
+def _proposal(new, state=thresholds.State.CERTIFIED, old=7.0, estimate=None):
+    return thresholds.Proposal("approve", old, new, "why", {}, state, estimate=estimate)
+
+
+_ESTIMATED = {"state": thresholds.State.UNDERPOWERED, "estimate": 9.2}
 
 
 @pytest.mark.parametrize(
@@ -233,11 +324,16 @@ def _proposal(new, state=thresholds.State.CERTIFIED, old=7.0):
             _proposal(7.0, thresholds.State.NOT_ATTAINABLE),
             Guarantee.NONE,
         ),
+        # An estimated line, whatever the threshold (the gate approves from the higher).
+        (_proposal(7.0, **_ESTIMATED), _proposal(7.0, **_ESTIMATED), Guarantee.ESTIMATED),
+        (_proposal(7.0, **_ESTIMATED), _proposal(9.5, old=9.5, **_ESTIMATED), Guarantee.ESTIMATED),
+        # A certified run sets no line.
+        (_proposal(8.0, estimate=None), _proposal(8.0, estimate=None), Guarantee.CERTIFIED),
         # ADR-0003's rule has no state.
         (_proposal(7.5, ""), _proposal(7.5, ""), Guarantee.NONE),
     ],
 )
-def test_the_cycle_certifies_only_the_value_it_tested(proposed, final, expected):
+def test_the_cycle_certifies_or_estimates_only_the_value_it_tested(proposed, final, expected):
     review = thresholds.Proposal("review", 4.0, 4.0, "why", {}, thresholds.State.CERTIFIED)
     assert cycles._approve_guarantee([review, proposed], final) is expected
 
@@ -251,7 +347,7 @@ def test_a_gateway_sees_no_guarantee_in_the_task_type_list(gateway_api):
     rows = listed["results"] if isinstance(listed, dict) else listed
     [row] = rows
     assert row["name"] == "shared"
-    assert "approve_guarantee" not in row and "warn_until_certified" not in row
+    assert "approve_guarantee" not in row and "approve_requires" not in row
 
 
 # --------------------------------------------------------------------------- withheld
@@ -260,12 +356,12 @@ def test_a_gateway_sees_no_guarantee_in_the_task_type_list(gateway_api):
 @pytest.mark.parametrize(
     ("policy", "score", "withheld"),
     [
-        (GatePolicy(warn_until_certified=True, **PAST_COLD_START), 9.0, True),
+        (GatePolicy(approve_requires=CERTIFIED_ONLY, **PAST_COLD_START), 9.0, True),
         (GatePolicy(auto_approve=False, **PAST_COLD_START), 9.0, True),
         (GatePolicy(**PAST_COLD_START), 9.0, False),  # approved
-        (GatePolicy(warn_until_certified=True, **PAST_COLD_START), 5.0, False),  # a warning
+        (GatePolicy(approve_requires=CERTIFIED_ONLY, **PAST_COLD_START), 5.0, False),  # a warning
         # Held by the cold start: not delivered at all.
-        (GatePolicy(warn_until_certified=True, cold_start_margin=0.0), 9.0, False),
+        (GatePolicy(approve_requires=CERTIFIED_ONLY, cold_start_margin=0.0), 9.0, False),
     ],
 )
 def test_a_withheld_approval_is_marked_as_such(policy, score, withheld):
@@ -278,7 +374,7 @@ def test_a_withheld_output_is_stored_and_audited_at_the_approved_rate(gateway_ap
     task_type = TaskTypeFactory(
         name="withheld",
         cold_start_margin=0.0,
-        warn_until_certified=True,
+        approve_requires="certified",
         audit_rate_approved=1.0,
         audit_rate_warning=0.0,
     )
@@ -304,21 +400,23 @@ def test_a_withheld_output_is_stored_and_audited_at_the_approved_rate(gateway_ap
 def test_the_stratum_of_a_draw():
     assert selectors.draw_stratum(True, "approved", False) == "approved"
     assert selectors.draw_stratum(True, "warning", False) == "warning"
-    assert selectors.draw_stratum(True, "warning", True) == "withheld"
+    # A withheld approval was drawn at the approved rate, in the same turn.
+    assert selectors.draw_stratum(True, "warning", True) == "approved"
     # A held output, even one backlog relief has since delivered as a warning.
     assert selectors.draw_stratum(False, "pending_review", False) == "pending_review"
     assert selectors.draw_stratum(False, "warning", False) == "pending_review"
 
 
 @pytest.mark.django_db
-def test_withheld_audits_are_a_stratum_of_their_own(gateway):
+def test_withheld_audits_count_with_the_approved_ones(gateway):
     task_type = TaskTypeFactory(
         name="mixed", cold_start_margin=0.0, audit_rate_approved=1.0, audit_rate_warning=1.0
     )
     since = timezone.now() - timedelta(hours=1)
 
     def ingest(withheld: bool, score_high: bool) -> None:
-        TaskType.objects.filter(pk=task_type.pk).update(warn_until_certified=withheld)
+        requires = "certified" if withheld else "nothing"
+        TaskType.objects.filter(pk=task_type.pk).update(approve_requires=requires)
         services.gate_caches_clear()
         body = SubmissionFactory(
             task_type="mixed",
@@ -334,7 +432,6 @@ def test_withheld_audits_are_a_stratum_of_their_own(gateway):
     ingest(withheld=False, score_high=False)  # 2: held (below the review threshold 4)
     coverage = selectors.draw_coverage(since=since, until=timezone.now() + timedelta(hours=1))
     assert coverage == {
-        (task_type.pk, "withheld"): (2, 0),
-        (task_type.pk, "approved"): (1, 0),
+        (task_type.pk, "approved"): (3, 0),
         (task_type.pk, "pending_review"): (1, 0),
     }
