@@ -43,6 +43,7 @@ from gating.api.filters import IDENTIFIER_SCHEMA
 from gating.api.permissions import require_perm
 from gating.api.responses import ModelJSONRenderer, ResponseModel
 from gating.api.strict import refuse_empty_query_values
+from gating.roles import WATCH_LEARNING
 
 FILTER_PARAMETERS = ("range", "since", "until", "task_type", "model")
 # DRF's own: it picks the renderer.
@@ -158,7 +159,7 @@ class MetricNegotiation(DefaultContentNegotiation):
 
 
 class _MetricsView(APIView):
-    permission_classes = [IsAuthenticated, require_perm("learning.view_alert")]
+    permission_classes = [IsAuthenticated, require_perm(WATCH_LEARNING)]
     content_negotiation_class = MetricNegotiation
     # DRF's OPTIONS answer describes a serializer, and these views have none: a 405.
     metadata_class = None

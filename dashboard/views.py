@@ -8,7 +8,7 @@ from django.views.decorators.http import require_GET
 from dashboard import overview
 from dashboard.pages.monitoring import filter_bar
 from gating.models import TaskType
-from gating.roles import Role, user_role
+from gating.roles import WATCH_LEARNING, Role, user_role
 
 
 @login_required
@@ -24,7 +24,7 @@ def home(request):
     context = {
         **bar,
         "task_types": task_types,
-        "can_download": request.user.has_perm("learning.view_alert"),
+        "can_download": request.user.has_perm(WATCH_LEARNING),
         **overview.overview(bar["dashboard_filter"], user=request.user, task_types=task_types),
     }
     return render(

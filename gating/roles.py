@@ -6,7 +6,24 @@ separate, for the LLM gateway's service users.
 
 from enum import StrEnum
 
+from django.contrib.auth.decorators import login_required, permission_required
 from django.contrib.auth.models import Group, Permission
+
+# The abilities the pages and the API check by name, beyond a model's own view/change
+# permissions: granted below, role by role.
+WATCH_LEARNING = "learning.view_alert"  # the monitoring pages, alerts, downloads (leads up)
+ACKNOWLEDGE_ALERTS = "learning.acknowledge_alert"
+RUN_CYCLES = "learning.run_cycle"  # admins
+
+
+def page_for(permission: str):
+    """A page's access: anonymous visitors go to the login page; a signed-in role without
+    ``permission`` gets 403."""
+
+    def decorator(view):
+        return login_required(permission_required(permission, raise_exception=True)(view))
+
+    return decorator
 
 
 class Role(StrEnum):
@@ -26,8 +43,8 @@ _REVIEWER = {
 _LEAD = _REVIEWER | {
     "gating.adjudicate_items",
     "gating.bulk_decide",
-    "learning.view_alert",
-    "learning.acknowledge_alert",
+    WATCH_LEARNING,
+    ACKNOWLEDGE_ALERTS,
     "learning.view_cyclerun",
     "learning.view_thresholdchange",
     "learning.view_validatorassessment",
@@ -50,7 +67,7 @@ _ADMIN = _LEAD | {
     "auth.view_user",
     "auth.add_user",
     "auth.change_user",
-    "learning.run_cycle",
+    RUN_CYCLES,
     "django_celery_beat.view_periodictask",
     "django_celery_beat.change_periodictask",
     "django_celery_beat.view_crontabschedule",

@@ -12,7 +12,6 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required, permission_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -24,20 +23,11 @@ from gating.api.serializers import BulkDecisionSerializer
 from gating.exceptions import DecisionInvalid
 from gating.formatting import pretty_json
 from gating.models import Review, ReviewItem
+from gating.roles import page_for
 from gating.scorers import interval
 
 QUEUE_PAGE_ROWS = 100
 _BULK_DONE = {Review.Action.APPROVE: "Approved", Review.Action.REJECT: "Rejected"}
-
-
-def page_for(permission: str):
-    """Anonymous visitors go to the login page; a logged-in role without ``permission``
-    gets 403."""
-
-    def decorator(view):
-        return login_required(permission_required(permission, raise_exception=True)(view))
-
-    return decorator
 
 
 def _filter_params(data) -> dict[str, str]:

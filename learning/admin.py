@@ -4,6 +4,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from gating.admin import ReadOnlyAdmin
+from gating.roles import RUN_CYCLES
 from learning import services
 from learning.models import (
     Alert,
@@ -38,14 +39,14 @@ class CycleRunAdmin(ReadOnlyAdmin):
         extra_context = {
             **(extra_context or {}),
             "cycle_kinds": CycleRun.Kind.choices,
-            "can_run": request.user.has_perm("learning.run_cycle"),
+            "can_run": request.user.has_perm(RUN_CYCLES),
         }
         return super().changelist_view(request, extra_context)
 
     def run_now(self, request, kind):
         """Queue the cycle for the current window on the worker ("run now")."""
         back = HttpResponseRedirect(reverse("admin:learning_cyclerun_changelist"))
-        if request.method != "POST" or not request.user.has_perm("learning.run_cycle"):
+        if request.method != "POST" or not request.user.has_perm(RUN_CYCLES):
             messages.error(request, "Running a cycle needs the run_cycle permission and a POST.")
             return back
         if kind not in CycleRun.Kind.values:

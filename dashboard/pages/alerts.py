@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.filters import FilterInvalid, parameter_text
 from gating.models import TaskType
-from gating.views import page_for
+from gating.roles import ACKNOWLEDGE_ALERTS, WATCH_LEARNING, page_for
 from learning.alerts import NOTE_MAX, AlertConflict, alert_acknowledge, alert_page_path
 from learning.models import Alert
 
@@ -20,7 +20,7 @@ _ABOUT_A_TASK_TYPE = {Alert.Rule.THRESHOLD_DRIFT, Alert.Rule.VALIDATOR_ACCURACY}
 
 
 @require_GET
-@page_for("learning.view_alert")
+@page_for(WATCH_LEARNING)
 def alerts(request):
     try:
         state = parameter_text(request.GET, "state") or Alert.State.OPEN
@@ -44,7 +44,7 @@ class AcknowledgeForm(forms.Form):
 
 
 @require_POST
-@page_for("learning.acknowledge_alert")
+@page_for(ACKNOWLEDGE_ALERTS)
 def alert_acknowledge_page(request, pk: int):
     alert = get_object_or_404(Alert, pk=pk)
     form = AcknowledgeForm(request.POST)

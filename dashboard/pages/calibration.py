@@ -10,9 +10,10 @@ from dashboard.filters import DashboardFilter
 from dashboard.formatting import number
 from dashboard.metrics import metric_rows
 from dashboard.pages.monitoring import chart, monitoring_page, page_render
+from gating.roles import WATCH_LEARNING
 
 
-@monitoring_page("learning.view_alert")
+@monitoring_page(WATCH_LEARNING)
 def calibration(request):
     return page_render(request, "dashboard/calibration.html", calibration_content)
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 from dashboard import charts
 from dashboard.filters import DashboardFilter
 from dashboard.pages.monitoring import chart, monitoring_page, page_render
+from gating.roles import WATCH_LEARNING
 from learning import selectors as learning_selectors
 from learning.alerts import PSI_LIMIT
 
 
-@monitoring_page("learning.view_alert")
+@monitoring_page(WATCH_LEARNING)
 def drift(request):
     return page_render(request, "dashboard/drift.html", drift_content)
 

@@ -25,9 +25,9 @@ from dashboard.filters import (
 )
 from gating.formatting import pretty_json
 from gating.models import AuditEvent, Output, Review, ReviewItem, WebhookDelivery
+from gating.roles import page_for
 from gating.scoring import Decision
 from gating.selectors import outputs_visible_to
-from gating.views import page_for
 
 PAGE_SIZE = 50
 _TEXT_MAX = 200

@@ -8,9 +8,10 @@ from dashboard import charts
 from dashboard.filters import DashboardFilter
 from dashboard.metrics import metric_rows
 from dashboard.pages.monitoring import chart, monitoring_page, page_render
+from gating.roles import WATCH_LEARNING
 
 
-@monitoring_page("learning.view_alert")
+@monitoring_page(WATCH_LEARNING)
 def reviewers(request):
     return page_render(request, "dashboard/reviewers.html", reviewers_content)
 

@@ -28,6 +28,7 @@ from dashboard.models import REVIEW_BUCKET_WIDTH, ReviewRollup
 from gating import scorers
 from gating.exceptions import TaskTypeInvalid
 from gating.models import ReviewItem, TaskType, Validator
+from gating.roles import RUN_CYCLES, WATCH_LEARNING, page_for
 from gating.scoring import ApproveRequires
 from gating.services import (
     SETTING_RANGES,
@@ -37,7 +38,6 @@ from gating.services import (
     reason_problem,
     weight_problem,
 )
-from gating.views import page_for
 from learning import selectors as learning_selectors
 from learning.models import CycleRun
 from learning.services import cycle_queue
@@ -95,7 +95,7 @@ _WEIGHT = "weight:"
 
 
 @require_http_methods(["GET", "POST"])
-@page_for("learning.view_alert")
+@page_for(WATCH_LEARNING)
 def thresholds(request):
     if request.method == "POST" and not request.user.has_perm("gating.change_tasktype"):
         raise PermissionDenied
@@ -395,7 +395,7 @@ def review_cells(f: DashboardFilter, task_type: TaskType) -> list[dict]:
 
 
 @require_POST
-@page_for("learning.run_cycle")
+@page_for(RUN_CYCLES)
 def cycle_run(request):
     kind = request.POST.get("kind", "")
     if kind not in CycleRun.Kind.values:

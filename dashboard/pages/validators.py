@@ -7,9 +7,10 @@ from dashboard import charts
 from dashboard.filters import DashboardFilter
 from dashboard.metrics import validators_task_type
 from dashboard.pages.monitoring import chart, monitoring_page, page_render
+from gating.roles import WATCH_LEARNING
 
 
-@monitoring_page("learning.view_alert")
+@monitoring_page(WATCH_LEARNING)
 def validators(request):
     return page_render(request, "dashboard/validators.html", validators_content)
 

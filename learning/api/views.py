@@ -11,6 +11,7 @@ from gating.api.filters import StrictFilterForm
 from gating.api.permissions import require_perm
 from gating.api.responses import RENDERERS, Detail
 from gating.api.strict import StrictSerializer
+from gating.roles import ACKNOWLEDGE_ALERTS, WATCH_LEARNING
 from learning import alerts, selectors
 from learning.api.responses import RoutingAdvice, ThresholdStateAnswer, ThresholdStates
 from learning.models import Alert
@@ -100,7 +101,7 @@ class AlertList(generics.ListAPIView):
     """Alerts, newest first; ``?state=open`` (or acknowledged, resolved) and ``?rule=``."""
 
     serializer_class = AlertSerializer
-    permission_classes = [IsAuthenticated, require_perm("learning.view_alert")]
+    permission_classes = [IsAuthenticated, require_perm(WATCH_LEARNING)]
     filterset_class = AlertFilter
 
     def get_queryset(self):
@@ -129,7 +130,7 @@ class AcknowledgeSerializer(StrictSerializer):
     },
 )
 @api_view(["POST"])
-@permission_classes([IsAuthenticated, require_perm("learning.acknowledge_alert")])
+@permission_classes([IsAuthenticated, require_perm(ACKNOWLEDGE_ALERTS)])
 def alert_acknowledge(request, pk: int):
     alert = get_object_or_404(Alert, pk=pk)
     body = AcknowledgeSerializer(data=request.data)
