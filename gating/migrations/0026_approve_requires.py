@@ -28,7 +28,7 @@ class Migration(migrations.Migration):
             field=models.CharField(
                 choices=[("certified", "certified"), ("estimate", "estimate"), ("nothing", "nothing")],
                 default="estimate",
-                help_text="What must stand behind the approve threshold for what reaches it to be approved: 'certified', 'estimate' (certified, or following the label model's estimates with a margin until a cycle certifies it) or 'nothing'. Short of it, what reaches the threshold is delivered as a warning (docs/gate.md).",
+                help_text="What must stand behind the approve threshold for what reaches it to be approved: 'certified', 'estimate' (certified; until then, approved from the estimated approve line, where the label model's estimates are within budget with a margin) or 'nothing'. Short of it, what reaches the threshold is delivered as a warning (docs/gate.md).",
                 max_length=20,
             ),
         ),

@@ -89,9 +89,10 @@ class TaskType(models.Model):
         choices=[(r.value, r.value) for r in ApproveRequires],
         default=ApproveRequires.ESTIMATE,
         help_text="What must stand behind the approve threshold for what reaches it to be "
-        "approved: 'certified', 'estimate' (certified, or following the label model's "
-        "estimates with a margin until a cycle certifies it) or 'nothing'. Short of it, what "
-        "reaches the threshold is delivered as a warning (docs/gate.md).",
+        "approved: 'certified', 'estimate' (certified; until then, approved from the "
+        "estimated approve line, where the label model's estimates are within budget with "
+        "a margin) or 'nothing'. Short of it, what reaches the threshold is delivered as a "
+        "warning (docs/gate.md).",
     )
     # Written only by the thresholds cycle (and reset when a person moves what it certified):
     # with the guarantee "estimated", the lowest score the estimates approve.
