@@ -103,8 +103,9 @@ class Guarantee(StrEnum):
 
     # The latest thresholds run bounded the error of what scores at or above it.
     CERTIFIED = "certified"
-    # The latest thresholds run certified nothing, and the threshold follows the label
-    # model's estimates with a stated margin (learning.statistics.certify.estimated_threshold).
+    # The latest thresholds run certified nothing and set an estimated approve line, where
+    # the label model's estimates are within budget with a stated margin
+    # (learning.statistics.certify.estimate_move); approvals come from it.
     ESTIMATED = "estimated"
     # Nothing: the default threshold, a person's value, or one no run has certified.
     NONE = "none"
@@ -115,7 +116,7 @@ class ApproveRequires(StrEnum):
     approved; short of that, it is delivered as a warning (docs/gate.md)."""
 
     CERTIFIED = "certified"
-    # Certified or estimated: the thresholds cycle follows the estimates until it certifies.
+    # Certified, or estimated: until a run certifies, approvals come from the estimated line.
     ESTIMATE = "estimate"
     NOTHING = "nothing"
 

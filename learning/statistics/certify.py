@@ -851,7 +851,8 @@ def estimate_move(
     if estimate is None:
         return None
     why = (
-        f"Estimated: {estimate.threshold:g} is the lowest threshold whose estimates are within "
+        f"Estimated approve line: {estimate.threshold:g} is the lowest threshold whose "
+        "estimates are within "
         f"P(bad) <= {certification.alpha_bad:g} and P(edit or bad) <= "
         f"{certification.alpha_edit:g} by the normal approximation at "
         f"{1 - certification.delta:.0%} (P(bad) {estimate.bad.estimate:.4f}, P(edit or bad) "

@@ -707,7 +707,7 @@ def test_the_estimated_line_moves_as_the_approve_threshold_does():
     # A first line starts from the approve threshold: up at once.
     first = certify.estimate_move(None, 7.0, result)
     assert first.new == 8.02
-    assert "Estimated: 8.02" in first.reason and "not certified" in first.reason
+    assert "Estimated approve line: 8.02 is" in first.reason and "not certified" in first.reason
     # From where it was: down by at most a step per run, up at once.
     assert certify.estimate_move(9.0, 7.0, result).new == 8.9
     assert certify.estimate_move(8.0, 7.0, result).new == 8.02

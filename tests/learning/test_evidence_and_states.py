@@ -228,7 +228,7 @@ def test_an_underpowered_run_sets_an_estimated_line_where_approvals_require_one(
     # Every candidate from 10 down to 4.02 (above the review threshold) reads the same 250:
     # the line starts from the approve threshold and comes down one step, as a threshold
     # would.
-    assert "Estimated: 4.02 is the lowest threshold" in approve.reason
+    assert "Estimated approve line: 4.02 is the lowest threshold" in approve.reason
     task_type.refresh_from_db()
     assert (task_type.approve_guarantee, task_type.estimated_approve_threshold) == (
         "estimated",
