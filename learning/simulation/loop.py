@@ -68,7 +68,7 @@ class LoopSettings:
     replicates: int = 79  # as LEARNING_LABEL_REPLICATES
     # The task type's setting (gating.scoring.GatePolicy), as it is for a new task type:
     # what reaches an approve threshold without this guarantee is delivered as a warning;
-    # with ESTIMATE, an underpowered approve threshold follows the estimates.
+    # with ESTIMATE, until a run certifies, approvals come from the estimated approve line.
     approve_requires: scoring.ApproveRequires = scoring.ApproveRequires.ESTIMATE
 
 
@@ -101,7 +101,7 @@ class ThresholdRun:
     true_error: dict[float, float]  # threshold -> the window traffic's true share above it
     estimated_bad: dict[float, float] = field(default_factory=dict)  # ... P(bad) above it
     true_bad: dict[float, float] = field(default_factory=dict)  # ... truly bad share above it
-    # The approve threshold follows the estimates (certify.estimated_threshold).
+    # The run set an estimated approve line (certify.estimate_move): approvals came from it.
     estimated: bool = False
     evidence: dict = field(default_factory=dict, repr=False)  # the approve certification
     # What the search read, per candidate: for quality.floor_threshold.

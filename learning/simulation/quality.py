@@ -157,9 +157,8 @@ def approved_share(history: loop.History) -> float:
 def not_attainable_within(history: loop.History, runs: int, in_a_row: int) -> list[dict]:
     """Per task type: whether "not attainable" held ``in_a_row`` runs in a row within its
     first ``runs`` runs (the alert's rule), whether the approve threshold ever rose above
-    where it started, and whether it ever rose in a run that neither certified nor
-    estimated the new value (a climb on no evidence; a budget met at the very top can be
-    certified later)."""
+    where it started, and whether it ever rose in a run that did not certify the new value
+    (a climb on no evidence; a budget met at the very top can be certified later)."""
     start = history.settings.approve
     rows = []
     for t in range(len(history.config.task_types)):
@@ -184,8 +183,7 @@ def not_attainable_within(history: loop.History, runs: int, in_a_row: int) -> li
 def _climbed_uncertified(runs: list, start: float) -> bool:
     before = start
     for r in runs:
-        # A climb to a value the run estimated says so (the guarantee "estimated"): not quiet.
-        if r.approve > before and r.approve_state != "certified" and not r.estimated:
+        if r.approve > before and r.approve_state != "certified":
             return True
         before = r.approve
     return False
