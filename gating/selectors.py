@@ -98,7 +98,7 @@ def draw_stratum(is_audit: bool, decision: str, withheld: bool) -> str:
     same turn. A stratum of its own would split the outputs above the approve threshold
     into two weights wherever an estimated line approves part of them, and cost the bound
     its effective sample: at a team's scale, certification by day 30 fell from 21 to 11 of
-    40 task types (docs/gate.md)."""
+    40 task types (bench.team_scale, seeds 3000-3009, 2026-12-01)."""
     if not is_audit:
         return HELD
     return Decision.APPROVED.value if withheld else decision
