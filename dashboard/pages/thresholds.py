@@ -84,8 +84,7 @@ LABELS = {
 APPROVE_REQUIRES = [
     (
         ApproveRequires.ESTIMATE.value,
-        "A certified or estimated threshold (the cycles follow the "
-        "label model's estimates until they certify one)",
+        "A certified threshold, or until then the estimated approve line",
     ),
     (ApproveRequires.CERTIFIED.value, "A certified threshold"),
     (ApproveRequires.NOTHING.value, "Nothing: approve at the threshold in force"),
