@@ -47,20 +47,19 @@ ERROR_CEILING = 0.10
 APPROVED_SHARE_TARGET = 0.25
 
 
-def first_certified_day(history: loop.History, task_type: int) -> int | None:
-    """The day (from 0) of the first thresholds run that certified the task type's approve
-    threshold, or None."""
-    for run in history.runs:
-        if run.task_type == task_type and run.approve_state == "certified":
-            return int(run.block // loop.BLOCKS_PER_DAY)
-    return None
+def _certified(run: loop.ThresholdRun) -> bool:
+    return run.approve_state == "certified"
 
 
-def first_estimated_day(history: loop.History, task_type: int) -> int | None:
-    """The day (from 0) of the first thresholds run whose approve threshold was certified
-    or followed the estimates, or None."""
+def _guaranteed(run: loop.ThresholdRun) -> bool:
+    return _certified(run) or run.estimated
+
+
+def first_day(history: loop.History, task_type: int, holds) -> int | None:
+    """The day (from 0) of the task type's first thresholds run for which ``holds`` (its
+    approve threshold certified, or certified or estimated), or None."""
     for run in history.runs:
-        if run.task_type == task_type and (run.approve_state == "certified" or run.estimated):
+        if run.task_type == task_type and holds(run):
             return int(run.block // loop.BLOCKS_PER_DAY)
     return None
 
@@ -87,11 +86,11 @@ def one(
         "seed": seed,
         "approve_requires": approve_requires,
         "estimated_day": {
-            t.name: first_estimated_day(history, i) for i, t in enumerate(config.task_types)
+            t.name: first_day(history, i, _guaranteed) for i, t in enumerate(config.task_types)
         },
         "seconds": round(time.perf_counter() - started, 1),
         "certified_day": {
-            t.name: first_certified_day(history, i) for i, t in enumerate(config.task_types)
+            t.name: first_day(history, i, _certified) for i, t in enumerate(config.task_types)
         },
         "approved_error": quality.approved_error(history),
         "approved_share": round(quality.approved_share(history), 4),

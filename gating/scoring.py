@@ -153,17 +153,12 @@ def approval_line(policy: GatePolicy, approve_threshold: float) -> float:
     threshold itself; under an estimated guarantee, the higher of it and the estimated
     line; infinity where the guarantee falls short, or an estimate has no line."""
     requires, guarantee = policy.approve_requires, policy.approve_guarantee
-    if requires is ApproveRequires.NOTHING or (
-        guarantee is Guarantee.CERTIFIED and requires.allows(guarantee)
-    ):
-        return approve_threshold
-    if (
-        requires is ApproveRequires.ESTIMATE
-        and guarantee is Guarantee.ESTIMATED
-        and policy.estimated_approve is not None
-    ):
-        return max(approve_threshold, policy.estimated_approve)
-    return math.inf
+    if not requires.allows(guarantee):
+        return math.inf
+    if requires is ApproveRequires.ESTIMATE and guarantee is Guarantee.ESTIMATED:
+        line = policy.estimated_approve
+        return math.inf if line is None else max(approve_threshold, line)
+    return approve_threshold
 
 
 class Impact(NamedTuple):

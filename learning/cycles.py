@@ -12,6 +12,7 @@ commits in one more, so a worker killed mid-cycle leaves nothing half-written, o
 from __future__ import annotations
 
 import logging
+import math
 from collections import defaultdict
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -333,11 +334,10 @@ def _thresholds_cycle(run: CycleRun):
                 "approve": task_type.approve_threshold_pinned,
             },
         )
+        guarantee = _approve_guarantee(proposals, final["approve"])
         if task_type.threshold_policy != TaskType.ThresholdPolicy.ADR0003:
             approve = final["approve"]
-            # What is approved from now on: from the estimated line where it is higher.
-            approves_from = max(approve.new, approve.estimate or approve.new)
-            approve.evidence["in_force"] = _in_force(task_type, found, approves_from)
+            approve.evidence["in_force"] = _in_force(task_type, found, approve, guarantee)
         records += _threshold_records(run, task_type, final)
         moved = [final[w] for w in ("review", "approve") if final[w].new != final[w].old]
         counts["moved"] += len(moved)
@@ -353,7 +353,6 @@ def _thresholds_cycle(run: CycleRun):
         ]
         updates = {f"{p.which}_threshold": p.new for p in moved}
         reasons = [f"{p.which.capitalize()}: {p.reason}" for p in moved]
-        guarantee = _approve_guarantee(proposals, final["approve"])
         line = final["approve"].estimate
         if line != task_type.estimated_approve_threshold:
             updates[services.ESTIMATED_LINE] = line
@@ -447,10 +446,30 @@ def _guarded(task_type: TaskType, found: evidence.JudgedEvidence):
     return proposals, audit_rate
 
 
-def _in_force(task_type: TaskType, found: evidence.JudgedEvidence, approve: float) -> dict:
+def _in_force(
+    task_type: TaskType,
+    found: evidence.JudgedEvidence,
+    approve: thresholds.Proposal,
+    guarantee: scoring.Guarantee,
+) -> dict:
     """What the outputs auto-approved from now on are estimated to be, on this run's
-    evidence at the approve threshold in force (``thresholds.reading_at``)."""
-    return thresholds.reading_at(found.window(task_type.pk), approve, _budgets(task_type))
+    evidence (``thresholds.reading_at``), from where the gate will approve them
+    (``scoring.approval_line``). Where it approves nothing, what the approve threshold
+    would approve, with ``approves_from`` None."""
+    policy = scoring.GatePolicy(
+        approve_threshold=approve.new,
+        approve_requires=scoring.ApproveRequires(task_type.approve_requires),
+        approve_guarantee=guarantee,
+        estimated_approve=approve.estimate,
+    )
+    line = scoring.approval_line(policy, approve.new)
+    approves_from = line if math.isfinite(line) else None
+    reading = thresholds.reading_at(
+        found.window(task_type.pk),
+        approve.new if approves_from is None else approves_from,
+        _budgets(task_type),
+    )
+    return {**reading, "approves_from": approves_from}
 
 
 def _threshold_records(run: CycleRun, task_type: TaskType, final: dict) -> list[ThresholdChange]:

@@ -199,9 +199,11 @@ def test_an_underpowered_run_holds_raises_audits_and_says_so(gateway, user_in):
     # What the threshold in force approves, read as the search reads a candidate: the 40
     # outputs scoring at least 7.0 (all of them, each weight 1), an estimate under its
     # bound.
+    # Approvals require nothing here, so the gate approves from the threshold uncertified.
     in_force = approve.evidence["in_force"]
     scoring_above = Output.objects.filter(task_type=task_type, score__gte=before).count()
-    assert in_force["threshold"] == before
+    assert (task_type.approve_requires, task_type.approve_guarantee) == ("nothing", "none")
+    assert in_force["approves_from"] == in_force["threshold"] == before
     assert in_force["edit"]["n"] == in_force["bad"]["n"] == scoring_above == 40
     for loss in ("edit", "bad"):
         assert 0 <= in_force[loss]["estimate"] < in_force[loss]["bound"] <= 1
@@ -234,6 +236,9 @@ def test_an_underpowered_run_sets_an_estimated_line_where_approvals_require_one(
         "estimated",
         6.9,
     )
+    # The gate approves from the higher of the threshold and the line, and the reading of
+    # what it approves now is taken there.
+    assert approve.evidence["in_force"]["approves_from"] == 7.0
     event = AuditEvent.objects.filter(action=AuditEvent.Action.THRESHOLD_EDIT).last()
     assert event.after["estimated_approve_threshold"] == 6.9
     assert event.after["approve_guarantee"] == "estimated"
@@ -250,9 +255,12 @@ def test_an_underpowered_run_sets_an_estimated_line_where_approvals_require_one(
 def test_a_run_that_need_not_estimate_sets_no_line(gateway, user_in):
     reviewer = user_in("reviewer")
     held_and_decided(gateway, reviewer, count=250, approve_requires="certified")
-    cycles.cycle_run("thresholds", NOW)
+    run = cycles.cycle_run("thresholds", NOW)
     task_type = TaskType.objects.get(name="t")
     assert (task_type.approve_guarantee, task_type.estimated_approve_threshold) == ("none", None)
+    # Uncertified under "certified": nothing is approved, and the reading says so.
+    approve = ThresholdChange.objects.get(cycle=run, which="approve")
+    assert approve.evidence["in_force"]["approves_from"] is None
 
 
 def record(task_type, state, at, evidence_=None, value=7.0):
