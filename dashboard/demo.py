@@ -64,10 +64,14 @@ def credentials_load(path: Path) -> DemoCredentials | None:
 
 
 DEMO_DAYS = 14
-DEMO_OUTPUTS_PER_DAY = 2000
-# Reviewers at a pace that leaves the queue with work in it, which also keeps the seeding
-# within a minute on SQLite.
-DEMO_REVIEWS_PER_HOUR = 6
+# A team the size of the simulated one (four reviewers, a working day of 09:00-18:00 on
+# weekdays, at the simulator's 12 decisions an hour) keeps up with what is held at this
+# volume, with capacity left for audits; at 2,000 a day it left about 10,000 items open.
+DEMO_OUTPUTS_PER_DAY = 600
+DEMO_REVIEWS_PER_HOUR = run.DEFAULT_REVIEWS_PER_HOUR
+# Three of the four simulated reviewers are leads, so that every disagreement has a lead
+# who took no part in it to adjudicate it (with one, half of them waited for good).
+DEMO_LEADS = 3
 
 
 def _learn_at_day_end(moment) -> None:
@@ -105,27 +109,47 @@ DEMO_SCORERS = {
 }
 
 
+# Budgets and an audit budget an admin would choose for two low-stakes task types, so that
+# within the demo's two weeks the thresholds page shows the learning at work on them:
+# audits raised, an estimated approve line and a certification. The other task types keep
+# the defaults (P(bad) <= 1 %, P(edit or bad) <= 5 %, audits up to 25 %), which two weeks
+# at this volume cannot certify; their forecasts say when.
+DEMO_BUDGETS = {
+    "classify": {"alpha_approve": 0.15, "alpha_bad": 0.05, "audit_rate_budget": 0.8},
+    "summarize": {"alpha_approve": 0.12, "alpha_bad": 0.03, "audit_rate_budget": 0.6},
+}
+
+
 def demo_traffic_seed(
     config: world.SimulationConfig, *, until: datetime, on_progress=None
 ) -> run.SimulationReport:
     """Replay ``config`` up to ``until`` (the present): the demo opens with traffic up to the
     last hour and nothing stored in the future. The agent task types are made first, each
-    with its scorer (``DEMO_SCORERS``); the others score them in shadow."""
+    with its scorer (``DEMO_SCORERS``), and the others score them in shadow; two task types
+    get the budgets of ``DEMO_BUDGETS``."""
     names = {t.name for t in config.task_types}
-    for name, scorer in DEMO_SCORERS.items():
+    choices = [
+        (name, {"scorer": scorer}, "The demo's choice of scorer for an agent task type.")
+        for name, scorer in DEMO_SCORERS.items()
+    ] + [
+        (name, budgets, "The demo's budgets for a low-stakes task type.")
+        for name, budgets in DEMO_BUDGETS.items()
+    ]
+    for name, changes, reason in choices:
         if name in names:
             # Through the settings service, as an admin's choice is: audited, and the
             # gate's cached settings cleared.
             services.gate_settings_change(
                 task_type=TaskType.objects.get_or_create(name=name)[0],
-                changes={"scorer": scorer},
+                changes=changes,
                 actor=None,
-                reason="The demo's choice of scorer for an agent task type (docs/scoring.md).",
+                reason=reason,
                 source=services.EditSource.API,
             )
     return run.simulation_run(
         config,
         reviews_per_hour=DEMO_REVIEWS_PER_HOUR,
+        leads=DEMO_LEADS,
         # The last day's reviews are live claims; the history before it is recorded in bulk.
         live_days=1,
         on_progress=on_progress or (lambda n: None),

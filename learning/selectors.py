@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from django.db.models import Exists, OuterRef
 
 from gating.models import Review, ReviewItem, TaskType
-from gating.scoring import ApproveRequires, Guarantee
+from gating.scoring import ApproveRequires, GatePolicy, Guarantee, approval_line
 from learning.models import CycleRun, ThresholdChange, TierAssessment
 from learning.statistics import importance
 from learning.statistics.forecast import Forecast, certification_forecast
@@ -234,12 +234,15 @@ def _guarantee(
     which: str,
     last_certified: float | None,
     *,
+    value: float = 0.0,
     auto_approve: bool = True,
     approve_requires: str = ApproveRequires.NOTHING,
     approve_guarantee: str = Guarantee.NONE,
     estimated_line: float | None = None,
 ) -> str:
-    """What the threshold's budget amounts to now, in a few words."""
+    """What the threshold's budget amounts to now, in a few words; an estimated guarantee
+    names where the gate approves from (``scoring.approval_line``: the higher of the
+    threshold ``value`` and the estimated line)."""
     approve = which == ThresholdChange.Which.APPROVE
     if approve and not auto_approve:
         return "not needed: auto-approval is off"
@@ -250,9 +253,15 @@ def _guarantee(
         needed = "certified" if requires is ApproveRequires.CERTIFIED else "certified or estimated"
         return f"none: what reaches it is delivered as a warning until it is {needed}"
     if approve and approve_guarantee == Guarantee.ESTIMATED and estimated_line is not None:
+        policy = GatePolicy(
+            approve_threshold=value,
+            approve_requires=requires,
+            approve_guarantee=Guarantee.ESTIMATED,
+            estimated_approve=estimated_line,
+        )
         return (
-            f"estimated: approves from {estimated_line:g}, where the label model's estimates "
-            "are within budget with a margin; uncertified"
+            f"estimated: approves from {approval_line(policy, value):g}, where the label "
+            "model's estimates are within budget with a margin; uncertified"
         )
     if state == ThresholdChange.State.NOT_ATTAINABLE:
         return "suspended" if approve else "not met: all held"
@@ -304,6 +313,7 @@ def threshold_states() -> list[ThresholdState]:
                         latest.state,
                         which,
                         last_certified,
+                        value=value,
                         auto_approve=task_type.auto_approve,
                         approve_requires=task_type.approve_requires,
                         approve_guarantee=task_type.approve_guarantee,

@@ -207,6 +207,7 @@ def simulation_run(
     reviewers: tuple[Reviewer, ...] = DEFAULT_REVIEWERS,
     reviews_per_hour: int = DEFAULT_REVIEWS_PER_HOUR,
     live_days: int = DEFAULT_LIVE_DAYS,
+    leads: int = 1,
     processes: int = 1,
     on_progress: Callable[[int], None] = lambda done: None,
     on_hour_end: Callable[[datetime], None] | None = None,
@@ -231,9 +232,11 @@ def simulation_run(
     in the future.
     """
     gateway = _user(SIM_GATEWAY, Role.GATEWAY)
-    # The first reviewer is a lead, so that disagreements get adjudicated.
+    # The first ``leads`` reviewers are leads, so that disagreements get adjudicated; a
+    # lead never adjudicates an output they reviewed, so with one lead, every disagreement
+    # they took part in waits for good.
     people = [
-        (_user(f"sim-{r.name}", Role.LEAD if i == 0 else Role.REVIEWER), r)
+        (_user(f"sim-{r.name}", Role.LEAD if i < leads else Role.REVIEWER), r)
         for i, r in enumerate(reviewers)
     ]
     queue = ReviewItem.objects.all()

@@ -328,6 +328,12 @@ def test_not_attainable_alerts_after_two_runs_in_a_row_with_the_best_certifiable
     )
     states = {(s.task_type, s.which): s for s in selectors.threshold_states()}
     assert states[("t", "approve")].guarantee.startswith("estimated: approves from 9.4,")
+    # A kept threshold above the line: the gate approves from the threshold, and the
+    # words say so.
+    TaskType.objects.filter(pk=task_type.pk).update(approve_threshold=9.54)
+    states = {(s.task_type, s.which): s for s in selectors.threshold_states()}
+    assert states[("t", "approve")].guarantee.startswith("estimated: approves from 9.54,")
+    TaskType.objects.filter(pk=task_type.pk).update(approve_threshold=task_type.approve_threshold)
     TaskType.objects.filter(pk=task_type.pk).update(
         approve_requires="nothing", approve_guarantee="none", estimated_approve_threshold=None
     )

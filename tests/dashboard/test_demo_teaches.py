@@ -1,0 +1,57 @@
+"""The demo that `make run` seeds teaches what the learning does: on its own settings, at
+least one approve threshold is certified and moves, another follows an estimated line, the
+queue is one its team keeps up with, and what is auto-approved is within its budget by the
+simulator's hidden truth (docs/simulation.md, "The demo")."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from dashboard import demo
+from gating.models import ReviewItem, TaskType
+from gating.scoring import Decision
+from learning.models import SimulatedTruth, ThresholdChange
+from learning.simulation.world import Truth
+
+pytestmark = pytest.mark.django_db
+
+# A Wednesday afternoon, as make run might be started.
+UNTIL = datetime(2026, 3, 4, 15, 30, tzinfo=UTC)
+
+
+def test_the_demo_certifies_estimates_and_keeps_its_budgets():
+    config = demo.demo_config(until=UNTIL)
+    report = demo.demo_traffic_seed(config, until=UNTIL)
+
+    certified = ThresholdChange.objects.filter(which="approve", state="certified")
+    assert certified.exists()
+    moved = TaskType.objects.exclude(approve_threshold=7.0)
+    assert set(moved.values_list("name", flat=True)) & set(
+        certified.values_list("task_type__name", flat=True)
+    )
+    assert TaskType.objects.filter(approve_guarantee__in=["certified", "estimated"]).count() >= 2
+
+    # The team keeps up: what is open at the end is less than two days of traffic.
+    open_items = ReviewItem.objects.filter(state=ReviewItem.State.OPEN).count()
+    assert open_items == report.open_items < 2 * demo.DEMO_OUTPUTS_PER_DAY
+
+    # What each task type auto-approved in the last week, by the truth: within its budgets
+    # (P(edit or bad) and P(bad)), on the outputs it approved.
+    since = UNTIL - timedelta(days=7)
+    approving = 0
+    for task_type in TaskType.objects.all():
+        truths = list(
+            SimulatedTruth.objects.filter(
+                output__task_type=task_type,
+                output__decision=Decision.APPROVED,
+                output__created_at__gte=since,
+            ).values_list("truth", flat=True)
+        )
+        if not truths:
+            continue
+        approving += 1
+        edit_or_bad = sum(t != Truth.GOOD for t in truths) / len(truths)
+        bad = sum(t == Truth.BAD for t in truths) / len(truths)
+        assert edit_or_bad <= task_type.alpha_approve, task_type.name
+        assert bad <= task_type.alpha_bad, task_type.name
+    assert approving >= 2
