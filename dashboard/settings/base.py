@@ -244,8 +244,8 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = TIME_ZONE
-# The schedule lives in django-celery-beat's tables, seeded by a migration
-# (learning/migrations/0003_beat_schedule.py), where admins see and change it.
+# The schedule lives in django-celery-beat's tables, where admins see and change it; its
+# default is written in dashboard/schedule.py and seeded from there after every migrate.
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 
 # Learning cycles (docs/learning.md).

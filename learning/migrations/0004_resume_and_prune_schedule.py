@@ -1,29 +1,7 @@
-"""Two more entries of the default schedule: lost cycles are queued again every minute, and
-published outbox rows are pruned daily (docs/reliability.md)."""
-
-import importlib
+"""Once seeded two more entries of the default schedule; it is now written once in
+dashboard/schedule.py and seeded from there after every migrate."""
 
 from django.db import migrations
-
-SCHEDULE = {
-    # A cycle whose worker was killed waits for no visibility timeout: within minutes.
-    "learning: resume lost cycles (1 min)": ("learning.tasks.cycles_resume", "*", "*", []),
-    "outbox: prune published tasks (daily)": ("gating.tasks.outbox_prune", "40", "3", []),
-}
-# A late run is dropped: the next minute's does the same.
-EXPIRES_SECONDS = {"*": 50}
-
-_first = importlib.import_module("learning.migrations.0003_beat_schedule")
-
-
-def seed(apps, schema_editor):
-    _first.seed_entries(apps, SCHEDULE, EXPIRES_SECONDS)
-
-
-def unseed(apps, schema_editor):
-    apps.get_model("django_celery_beat", "PeriodicTask").objects.filter(
-        name__in=list(SCHEDULE)
-    ).delete()
 
 
 class Migration(migrations.Migration):
@@ -32,4 +10,4 @@ class Migration(migrations.Migration):
         ("gating", "0010_outbox"),
     ]
 
-    operations = [migrations.RunPython(seed, unseed)]
+    operations = []

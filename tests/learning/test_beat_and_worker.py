@@ -2,14 +2,13 @@
 django-celery-beat's tables, and a real worker process runs it against the test's
 PostgreSQL database over Redis."""
 
-import importlib
 import os
 import time
 
 import pytest
-from django.apps import apps as django_apps
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
+from dashboard import schedule
 from learning.models import CycleRun
 from tests.gating.test_webhook_worker import broker_url  # noqa: F401
 from tests.processes import celery_process, process_env
@@ -25,20 +24,11 @@ def test_beat_schedules_a_cycle_that_a_worker_runs(
     broker_url,  # noqa: F811
     tmp_path,
 ):
-    # The migration's schedule is there for admins to see and edit. (Seeded again here:
-    # an earlier transactional test may have flushed the tables; seeding is idempotent.)
-    schedule_migrations = [
-        importlib.import_module(f"learning.migrations.{name}")
-        for name in ("0003_beat_schedule", "0004_resume_and_prune_schedule")
-    ]
-    for migration in schedule_migrations * 2:
-        migration.seed(django_apps, None)
-    # The dashboard's schedules are there too, unless an earlier test flushed them.
+    # The default schedule is there for admins to see and edit: seeded after migrate and
+    # after an earlier transactional test's flush; seeding again adds nothing.
+    assert schedule.schedule_seed() == 0
     seeded = set(PeriodicTask.objects.values_list("name", flat=True))
-    assert {name for m in schedule_migrations for name in m.SCHEDULE} <= seeded
-    assert "learning: resume lost cycles (1 min)" in seeded
-    assert "learning: alerts (5 min)" in seeded
-    assert "learning: thresholds (12h)" in seeded
+    assert {entry.name for entry in schedule.DEFAULT_SCHEDULE} <= seeded
     # ...and an entry an admin adds runs the same task, here every second.
     every_second, _ = IntervalSchedule.objects.get_or_create(every=1, period="seconds")
     PeriodicTask.objects.create(
