@@ -71,11 +71,13 @@ def one(
     per_day: int,
     per_day_reviews: int,
     held_first: bool = False,
+    fit_share: float = loop.LoopSettings.fit_share,
 ):
     settings = loop.LoopSettings(
         reviews_per_day=per_day_reviews,
         approve_requires=scoring.ApproveRequires(approve_requires),
         held_first=held_first,
+        fit_share=fit_share,
     )
     config = loop.history_config(seed, days=days, outputs_per_day=per_day)
     started = time.perf_counter()
@@ -160,6 +162,12 @@ def main(argv: list[str] | None = None) -> None:
         help="past the audits' reserved share, review held outputs before other audits",
     )
     parser.add_argument(
+        "--fit-share",
+        type=float,
+        default=loop.LoopSettings.fit_share,
+        help="the share of judged outputs that fits the validator weights; the rest certify",
+    )
+    parser.add_argument(
         "--requires",
         default="estimate,certified,nothing",
         help="the approve_requires settings to run, comma-separated (default: all three)",
@@ -177,6 +185,7 @@ def main(argv: list[str] | None = None) -> None:
             args.outputs_per_day,
             args.reviews_per_day,
             args.held_first,
+            args.fit_share,
         )
         for seed in range(args.first_seed, args.first_seed + args.histories)
         for requires in settings
@@ -196,6 +205,7 @@ def main(argv: list[str] | None = None) -> None:
             "days": args.days,
             "task_types": [t.name for t in world.DEFAULT_TASK_TYPES],
             "held_first": args.held_first,
+            "fit_share": args.fit_share,
         },
         "seconds": round(time.perf_counter() - started, 1),
         **{

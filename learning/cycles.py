@@ -194,7 +194,9 @@ def _validators_cycle(run: CycleRun):
     """Each validator's weight moves toward its coefficient in a logistic model of the
     label model's P(needs an edit or bad): how much a failure says, not how often it
     matters. The Shapley importance is kept beside it, as the explanation."""
-    found = evidence.judged_evidence(since=run.window_start, until=run.window_end)
+    found = evidence.judged_evidence(
+        since=run.window_start, until=run.window_end, fit_share=settings.LEARNING_FIT_SHARE
+    )
     validators_of: dict[int, dict[str, Validator]] = defaultdict(dict)
     for v in Validator.objects.filter(task_type__in=found.by_task_type):
         validators_of[v.task_type_id][v.name] = v
@@ -206,7 +208,8 @@ def _validators_cycle(run: CycleRun):
         own = found.by_task_type[task_type.pk]
         validators = validators_of[task_type.pk]
         names = own.validator_names
-        n = len(own.rows)
+        errors = found.error_evidence(task_type.pk)
+        n = errors.verdicts
         counts["task_types"] += 1
         counts["verdicts"] += n
         if n < settings.LEARNING_MIN_VERDICTS or not names:
@@ -218,9 +221,6 @@ def _validators_cycle(run: CycleRun):
                 }
             )
             continue
-        errors = weights.error_evidence(
-            names, own.failed, found.error_probability(task_type.pk), found.weights_of(task_type.pk)
-        )
         update = weights.weight_update(
             {name: validators[name].weight for name in names},
             errors,
@@ -320,6 +320,7 @@ def _thresholds_cycle(run: CycleRun):
                     until=now,
                     replicates=settings.LEARNING_LABEL_REPLICATES,
                     seed=run.pk,
+                    fit_share=settings.LEARNING_FIT_SHARE,
                 )
             proposals, audit_rate = _guarded(task_type, found)
             counts["verdicts"] += (

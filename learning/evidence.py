@@ -23,7 +23,10 @@ as surer than they are.
   score is not a hard one's): adjudications are the adjudicating lead's verdict, and a
   modify marked style only counts as an approve. Its posterior P(bad) and P(needs an edit
   or bad) are each output's losses; the bootstrap replicates, when asked for, carry the
-  label model's own uncertainty.
+  label model's own uncertainty;
+* which outputs fit the validator weights and which certify the thresholds
+  (``learning.statistics.sampling.fit_certify_split``, a share LEARNING_FIT_SHARE by a hash
+  of the output's id).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from gating.models import Review, TaskModelStats, TaskType, Validator
 from gating.selectors import draw_coverage, draw_stratum
 from learning import selectors
 from learning.statistics import labels, sampling, thresholds
+from learning.statistics import weights as validator_weights
 
 APPROVED = scoring.Decision.APPROVED.value
 WARNING = scoring.Decision.WARNING.value
@@ -66,6 +70,7 @@ class JudgedEvidence:
     reviews: int
     # Per (task type id, stratum): audits drawn in the window and decided by its end.
     coverage: dict[tuple[int, str], tuple[int, int]]
+    split: sampling.FitCertifySplit
 
     def audits_achieved(self, task_type_id: int) -> dict[str, dict]:
         """Each stratum's draws (held outputs and audits), decisions and the share decided:
@@ -86,6 +91,7 @@ class JudgedEvidence:
         if task_type_id not in self.by_task_type:
             return thresholds.Window(*(np.zeros(0),) * 4)
         rows = self.by_task_type[task_type_id].rows
+        rows = rows[self.split.certify[rows]]
         boot = self.bootstrap
         return thresholds.Window(
             scores=self.scores[rows],
@@ -96,11 +102,15 @@ class JudgedEvidence:
             replicates_edit=None if boot is None else boot.error[:, rows],
         )
 
-    def error_probability(self, task_type_id: int) -> np.ndarray:
-        return self.fit.error[self.by_task_type[task_type_id].rows]
-
-    def weights_of(self, task_type_id: int) -> np.ndarray:
-        return self.weights[self.by_task_type[task_type_id].rows]
+    def error_evidence(self, task_type_id: int) -> validator_weights.ErrorEvidence:
+        """The task type's outputs that fit the validator weights, grouped by which
+        validators failed, with P(needs an edit or bad) and their weights."""
+        own = self.by_task_type[task_type_id]
+        fitting = self.split.fit[own.rows]
+        rows = own.rows[fitting]
+        return validator_weights.error_evidence(
+            own.validator_names, own.failed[fitting], self.fit.error[rows], self.weights[rows]
+        )
 
 
 # Outputs the validators scorer decided: the label it records, and the one it recorded
@@ -115,7 +125,7 @@ def _scored_by_validators(verdict: selectors.Verdict) -> bool:
 
 
 def judged_evidence(
-    *, since: datetime, until: datetime, replicates: int = 0, seed: int = 0
+    *, since: datetime, until: datetime, replicates: int = 0, seed: int = 0, fit_share: float = 0.0
 ) -> JudgedEvidence:
     verdicts = selectors.verdicts(since=since, until=until, with_validators=True, settled=False)
     task_types = {
@@ -173,8 +183,9 @@ def judged_evidence(
         fit = labels.fit_label_model(data)
         if replicates:
             boot = labels.bootstrap_label_model(data, fit, replicates=replicates, seed=seed)
+    output_ids = np.array([v.output_id for v in kept], dtype=np.int64)
     return JudgedEvidence(
-        output_ids=np.array([v.output_id for v in kept], dtype=np.int64),
+        output_ids=output_ids,
         task_type_ids=np.array([v.task_type_id for v in kept], dtype=np.int64),
         scores=scores,
         weights=weights,
@@ -183,6 +194,7 @@ def judged_evidence(
         by_task_type=by_task_type,
         reviews=len(reviews),
         coverage=coverage,
+        split=sampling.fit_certify_split(output_ids, fit_share),
     )
 
 

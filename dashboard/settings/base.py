@@ -261,6 +261,13 @@ LEARNING_WEIGHT_FLOOR = env.float("LEARNING_WEIGHT_FLOOR", default=0.05)
 # than 39: the bound then takes the second largest replicate, not the largest, and one
 # outlying refit no longer decides the run (docs/learning.md, "Replicates").
 LEARNING_LABEL_REPLICATES = env.int("LEARNING_LABEL_REPLICATES", default=79)
+# The share of judged outputs that fits the validator weights; the rest certify the
+# thresholds, so that a threshold is certified on outputs its score was not fitted to.
+# 0 fits and certifies on every output, the policy the closed-loop claims are proven on
+# (docs/learning.md, "Fitting and certifying", has what a split costs).
+LEARNING_FIT_SHARE = _share("LEARNING_FIT_SHARE", default=0.0)
+if LEARNING_FIT_SHARE == 1:
+    raise ImproperlyConfigured("LEARNING_FIT_SHARE must be below 1: the rest certifies.")
 LEARNING_RELIABILITY_PRIOR = env.float("LEARNING_RELIABILITY_PRIOR", default=0.7)
 LEARNING_RELIABILITY_PRIOR_STRENGTH = env.float("LEARNING_RELIABILITY_PRIOR_STRENGTH", default=20.0)
 # Where alert links point: the site's own address, for emails and webhooks.

@@ -70,6 +70,9 @@ class LoopSettings:
     # what reaches an approve threshold without this guarantee is delivered as a warning;
     # with ESTIMATE, until a run certifies, approvals come from the estimated approve line.
     approve_requires: scoring.ApproveRequires = scoring.ApproveRequires.ESTIMATE
+    # The share of judged outputs that fits the validator weights; the rest certify
+    # (sampling.fit_certify_split), as production's LEARNING_FIT_SHARE.
+    fit_share: float = 0.0
 
 
 @dataclass
@@ -445,12 +448,16 @@ def _cycles(run: _Run, block: int, window: np.ndarray, *, thresholds_due: bool) 
     )
     fit = labels.fit_label_model(data)
     weight = achieved_weights(run, window, block)
+    split = sampling.fit_certify_split(window, settings.fit_share)
     for t in state:
-        mine = traffic.task_type[window] == t
+        fitting = (traffic.task_type[window] == t) & split.fit
         update = weights.weight_update(
             state[t].weights,
             weights.error_evidence(
-                VALIDATOR_NAMES, traffic.failed[window[mine]], fit.error[mine], weight[mine]
+                VALIDATOR_NAMES,
+                traffic.failed[window[fitting]],
+                fit.error[fitting],
+                weight[fitting],
             ),
         )
         state[t].weights = update.weights
@@ -468,13 +475,14 @@ def _cycles(run: _Run, block: int, window: np.ndarray, *, thresholds_due: bool) 
     traffic_scores = run.scores(traffic_rows)
     for t, st in state.items():
         mine = traffic.task_type[window] == t
+        certifying = mine & split.certify
         w = thresholds.Window(
-            scores=scores[mine],
-            weights=weight[mine],
-            loss_bad=fit.bad[mine],
-            loss_edit=fit.error[mine],
-            replicates_bad=rep_bad[:, mine],
-            replicates_edit=rep_edit[:, mine],
+            scores=scores[certifying],
+            weights=weight[certifying],
+            loss_bad=fit.bad[certifying],
+            loss_edit=fit.error[certifying],
+            replicates_bad=rep_bad[:, certifying],
+            replicates_edit=rep_edit[:, certifying],
             max_weight=None,
         )
         proposals = thresholds.guarded(

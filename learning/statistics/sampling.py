@@ -15,6 +15,8 @@ gate's decision as ``gating.selectors.draw_stratum`` names it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 
@@ -30,3 +32,38 @@ def achieved_inclusion(rate, drawn, reviewed) -> np.ndarray:
     none = np.ones(np.broadcast(rate, drawn).shape)
     share = np.divide(reviewed, drawn, out=none, where=drawn > 0)
     return rate * np.minimum(1.0, share)
+
+
+# Knuth's multiplicative hash: consecutive ids land far apart, so the part taken is spread
+# evenly over the outputs in arrival order and says nothing of any one of them.
+_GOLDEN = np.uint64(2654435761)
+_SPAN = 2**32
+
+
+@dataclass(frozen=True, eq=False)
+class FitCertifySplit:
+    """Which judged outputs fit the validator weights and which certify the thresholds.
+
+    Learn-then-Test's guarantee holds for a score fixed apart from the data that certifies
+    it; fitting the weights on the outputs that then certify them breaks that. A fixed share
+    of outputs, chosen by a hash of each output's id, fits; the rest certify. The hash reads
+    nothing of an output, so the certifying part of the traffic is a random part of it, as
+    exchangeable with the traffic to come as the whole: its outputs keep their weights, and
+    the bound is on the certifying part's traffic. Share 0 fits and certifies on every
+    output, as the cycles did before.
+    """
+
+    fit: np.ndarray
+    certify: np.ndarray
+
+
+def fit_certify_split(output_ids, fit_share: float) -> FitCertifySplit:
+    if not 0 <= fit_share < 1:
+        raise ValueError(f"fit_share must be at least 0 and below 1, not {fit_share}")
+    ids = np.asarray(output_ids, dtype=np.int64)
+    if fit_share == 0:
+        every = np.ones(ids.shape, dtype=bool)
+        return FitCertifySplit(fit=every, certify=every)
+    hashed = (ids.astype(np.uint64) * _GOLDEN) % np.uint64(_SPAN)
+    fit = hashed < np.uint64(round(fit_share * _SPAN))
+    return FitCertifySplit(fit=fit, certify=~fit)

@@ -61,3 +61,10 @@ def test_demo_mode_is_not_deployable_and_says_so():
     result = _manage("check", "--deploy", "--fail-level", "WARNING", env_extra=env)
     assert result.returncode != 0
     assert "security.W" in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize("share", ["1", "1.5", "-0.1", "a quarter"])
+def test_a_fit_share_that_leaves_nothing_to_certify_stops_the_start(share):
+    result = _manage("check", env_extra={"LEARNING_FIT_SHARE": share})
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr and "LEARNING_FIT_SHARE" in result.stderr
