@@ -501,3 +501,23 @@ def test_a_forecast_with_no_earlier_run_or_no_gain_says_so(gateway, user_in, cli
     # A day earlier, as many effective outputs: the window sheds what it gains.
     record(task_type, "underpowered", NOW - timedelta(days=1), need)
     assert "not at today&#x27;s pace" in client.get("/dashboard/drift/").content.decode()
+
+
+def test_a_threshold_that_is_not_attainable_forecasts_no_certification(gateway, user_in, client):
+    # Effective outputs grew by 60 in a day, a pace that would forecast about 9 days; but
+    # the estimates are over budget already, and more audits would not change that.
+    ingest(gateway, 1, at=NOW - timedelta(days=1))
+    task_type = TaskType.objects.get(name="t")
+    need = {"needed_effective_n": 736.0}
+    record(
+        task_type,
+        "underpowered",
+        NOW - timedelta(days=1),
+        {**need, "most_data": {"edit": {"effective_n": 140.0}}},
+    )
+    record(task_type, "not_attainable", NOW,
+           {**need, "most_data": {"edit": {"effective_n": 200.0}}})  # fmt: skip
+    client.force_login(user_in("lead"))
+    html = client.get("/dashboard/drift/").content.decode()
+    assert "none: more audits would not help at these budgets" in html
+    assert "days at today&#x27;s pace" not in html
