@@ -25,6 +25,17 @@ def client_for(db):
 
 
 @pytest.fixture
+def reviewer(user_in):
+    return user_in(Role.REVIEWER)
+
+
+@pytest.fixture
+def reviewer_api(reviewer, client_for) -> APIClient:
+    """An API client authenticated as ``reviewer``."""
+    return client_for(reviewer)
+
+
+@pytest.fixture
 def gateway(user_in):
     return user_in(Role.GATEWAY, username="gateway-1")
 

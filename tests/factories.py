@@ -1,5 +1,6 @@
 import factory
 from django.contrib.auth import get_user_model
+from django.test import Client
 
 from gating import services
 from gating.models import TaskModelStats, TaskType
@@ -80,3 +81,11 @@ class SubmissionFactory(factory.DictFactory):
 def token_for(user) -> str:
     _, raw = services.api_token_create(user=user)
     return raw
+
+
+def logged_in(user=None, **client_options) -> Client:
+    """A page client with ``user``'s session (anonymous without one)."""
+    client = Client(**client_options)
+    if user is not None:
+        client.force_login(user)
+    return client

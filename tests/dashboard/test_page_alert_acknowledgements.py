@@ -1,14 +1,16 @@
 """Acknowledging an alert from the alerts page: once, with the API's cap on the note, no
 NUL, and the service's audit record."""
 
+from functools import partial
+
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from gating.models import AuditEvent
 from gating.roles import Role
 from learning.alerts import NOTE_MAX
 from learning.models import Alert
+from tests.factories import logged_in
 
 pytestmark = pytest.mark.django_db
 
@@ -27,10 +29,7 @@ def _alert() -> Alert:
     )
 
 
-def _client(user) -> Client:
-    client = Client(raise_request_exception=False)
-    client.force_login(user)
-    return client
+_client = partial(logged_in, raise_request_exception=False)
 
 
 def _acknowledge(client, alert, note):

@@ -2,14 +2,13 @@
 to the dashboard pages that show what raised each alert."""
 
 import pytest
-from django.test import Client
 from django.urls import Resolver404, resolve
 from django.utils import timezone
 
 from gating.roles import Role
 from learning.alerts import alert_page_path
 from learning.models import Alert
-from tests.factories import TaskTypeFactory
+from tests.factories import TaskTypeFactory, logged_in
 
 pytestmark = pytest.mark.django_db
 
@@ -29,19 +28,13 @@ def _alert(**fields) -> Alert:
     return Alert.objects.create(**values | fields)
 
 
-def _client(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 @pytest.mark.parametrize(
     ("role", "status"),
     [(Role.GATEWAY, 403), (Role.REVIEWER, 403), (Role.LEAD, 200), (Role.ADMIN, 200)],
 )
 def test_who_may_open_the_alerts(user_in, role, status):
     _alert()
-    assert _client(user_in(role)).get("/dashboard/alerts/").status_code == status
+    assert logged_in(user_in(role)).get("/dashboard/alerts/").status_code == status
 
 
 @pytest.mark.parametrize(
@@ -50,7 +43,7 @@ def test_who_may_open_the_alerts(user_in, role, status):
 )
 def test_who_may_acknowledge(user_in, role, status):
     alert = _alert()
-    response = _client(user_in(role)).post(
+    response = logged_in(user_in(role)).post(
         f"/dashboard/alerts/{alert.pk}/acknowledge/", {"note": "On it"}
     )
     assert response.status_code == status
@@ -65,7 +58,7 @@ def test_anonymous_visitors_go_to_the_login_page(client):
 
 def test_a_lead_acknowledges_with_a_note_and_opens_the_link(user_in):
     alert = _alert(rule="backlog", subject="review queue", link=alert_page_path("backlog"))
-    lead = _client(user_in(Role.LEAD, username="lee"))
+    lead = logged_in(user_in(Role.LEAD, username="lee"))
 
     response = lead.post(
         f"/dashboard/alerts/{alert.pk}/acknowledge/", {"note": "Checking the audits"}, follow=True
@@ -94,12 +87,12 @@ def test_every_rules_link_is_a_page_a_lead_may_open(user_in, rule):
         resolve(link.split("?")[0])
     except Resolver404:
         pytest.skip(f"{link} is not routed yet")
-    assert _client(user_in(Role.LEAD)).get(link).status_code == 200
+    assert logged_in(user_in(Role.LEAD)).get(link).status_code == 200
 
 
 def test_a_note_is_required(user_in):
     alert = _alert()
-    response = _client(user_in(Role.LEAD)).post(
+    response = logged_in(user_in(Role.LEAD)).post(
         f"/dashboard/alerts/{alert.pk}/acknowledge/", {"note": "  "}
     )
     assert response.status_code == 400
@@ -110,7 +103,7 @@ def test_a_note_is_required(user_in):
 
 def test_a_resolved_alert_says_so_rather_than_failing(user_in):
     alert = _alert(state=Alert.State.RESOLVED, resolved_at=timezone.now())
-    response = _client(user_in(Role.LEAD)).post(
+    response = logged_in(user_in(Role.LEAD)).post(
         f"/dashboard/alerts/{alert.pk}/acknowledge/", {"note": "Too late"}
     )
     assert response.status_code == 409
@@ -122,7 +115,7 @@ def test_a_resolved_alert_says_so_rather_than_failing(user_in):
 def test_the_state_in_the_url_chooses_the_tab(user_in):
     _alert(subject="open one")
     _alert(subject="closed one", state=Alert.State.RESOLVED, resolved_at=timezone.now())
-    lead = _client(user_in(Role.LEAD))
+    lead = logged_in(user_in(Role.LEAD))
     assert "open one" in lead.get("/dashboard/alerts/").content.decode()
     assert "closed one" not in lead.get("/dashboard/alerts/").content.decode()
     resolved = lead.get("/dashboard/alerts/?state=resolved").content.decode()
@@ -151,13 +144,13 @@ def test_an_alert_stored_with_an_admin_link_links_to_the_dashboard(user_in, rule
     TaskTypeFactory(name="summarize")
     TaskTypeFactory(name="summarize long")
     _alert(rule=rule, subject=subject, link="/admin/learning/thresholdchange/?task_type__id=1")
-    page = _client(user_in(Role.LEAD)).get("/dashboard/alerts/").content.decode()
+    page = logged_in(user_in(Role.LEAD)).get("/dashboard/alerts/").content.decode()
     assert f'href="{link}"' in page
     assert "/admin/learning" not in page
 
 
 def test_alert_text_is_escaped(user_in):
     _alert(subject="<script>alert(1)</script>", message="<b>bold</b>")
-    page = _client(user_in(Role.LEAD)).get("/dashboard/alerts/").content.decode()
+    page = logged_in(user_in(Role.LEAD)).get("/dashboard/alerts/").content.decode()
     assert "<script>alert(1)</script>" not in page and "<b>bold</b>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -3,7 +3,6 @@ query, the keyset pages, and hostile text kept as text."""
 
 import pytest
 from django.db.models import Q
-from django.test import Client
 from django.utils import timezone
 
 from dashboard.rollups import rollups_refresh
@@ -11,15 +10,9 @@ from gating import reviews, services
 from gating.models import Output, ReviewItem, Webhook, WebhookAttempt, WebhookDelivery
 from gating.roles import Role
 from gating.submissions import OutputSubmission
-from tests.factories import SubmissionFactory, TaskTypeFactory
+from tests.factories import SubmissionFactory, TaskTypeFactory, logged_in
 
 pytestmark = pytest.mark.django_db
-
-
-def _client(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def _ingest(gateway, **fields) -> Output:
@@ -52,7 +45,7 @@ def outputs(gateway):
     [(Role.GATEWAY, 403), (Role.REVIEWER, 200), (Role.LEAD, 200), (Role.ADMIN, 200)],
 )
 def test_who_may_open_the_outputs_and_an_output(user_in, outputs, role, status):
-    client = _client(user_in(role))
+    client = logged_in(user_in(role))
     assert client.get("/dashboard/outputs/").status_code == status
     assert client.get(f"/dashboard/outputs/{outputs[0].pk}/").status_code == status
 
@@ -74,7 +67,7 @@ def test_who_may_open_the_outputs_and_an_output(user_in, outputs, role, status):
     ],
 )
 def test_search_finds_what_a_direct_query_finds(user_in, outputs, query, expected):
-    response = _client(user_in(Role.REVIEWER)).get(f"/dashboard/outputs/?range=24h&{query}")
+    response = logged_in(user_in(Role.REVIEWER)).get(f"/dashboard/outputs/?range=24h&{query}")
     assert response.status_code == 200
     found = [o.pk for o in response.context["outputs"]]
     direct = Output.objects.filter(expected).order_by("-id").values_list("pk", flat=True)
@@ -82,7 +75,7 @@ def test_search_finds_what_a_direct_query_finds(user_in, outputs, query, expecte
 
 
 def test_the_range_bounds_the_search(user_in, outputs):
-    response = _client(user_in(Role.LEAD)).get(
+    response = logged_in(user_in(Role.LEAD)).get(
         "/dashboard/outputs/?range=custom&since=2020-01-01&until=2020-01-02"
     )
     assert response.context["outputs"] == []
@@ -90,7 +83,7 @@ def test_the_range_bounds_the_search(user_in, outputs):
 
 def test_pages_follow_by_id(user_in, outputs, monkeypatch):
     monkeypatch.setattr("dashboard.pages.outputs.PAGE_SIZE", 5)
-    client = _client(user_in(Role.LEAD))
+    client = logged_in(user_in(Role.LEAD))
     seen, url = [], "/dashboard/outputs/?range=24h&external_id=&text="
     while url:
         response = client.get(url)
@@ -115,7 +108,7 @@ def test_pages_follow_by_id(user_in, outputs, monkeypatch):
     ],
 )
 def test_a_bad_parameter_is_a_400_naming_it(user_in, query, field):
-    response = _client(user_in(Role.LEAD)).get(f"/dashboard/outputs/?{query}")
+    response = logged_in(user_in(Role.LEAD)).get(f"/dashboard/outputs/?{query}")
     assert response.status_code == 400
     assert f'data-field="{field}"' in response.content.decode()
 
@@ -129,11 +122,11 @@ def test_the_output_page_keeps_hostile_text_as_text(user_in, gateway):
         output="<script>alert('out')</script>",
         validators=[{"name": "facts", "passed": False, "detail": "<i>x</i>"}],
     )
-    page = _client(user_in(Role.LEAD)).get(f"/dashboard/outputs/{hostile.pk}/").content.decode()
+    page = logged_in(user_in(Role.LEAD)).get(f"/dashboard/outputs/{hostile.pk}/").content.decode()
     for raw in ("<script>alert(", "<img src=x", "<i>x</i>"):
         assert raw not in page
     assert "&lt;script&gt;alert(&#x27;out&#x27;)&lt;/script&gt;" in page
-    listing = _client(user_in(Role.LEAD)).get("/dashboard/outputs/?range=24h").content.decode()
+    listing = logged_in(user_in(Role.LEAD)).get("/dashboard/outputs/?range=24h").content.decode()
     assert "<img src=x" not in listing and "&lt;img src=x onerror=alert(1)&gt;" in listing
 
 
@@ -153,7 +146,7 @@ def test_the_output_page_shows_its_whole_history(user_in, gateway):
         delivery=delivery, at=timezone.now(), status_code=502, error="Bad gateway", duration_ms=12
     )
 
-    response = _client(user_in(Role.LEAD)).get(f"/dashboard/outputs/{output.pk}/")
+    response = logged_in(user_in(Role.LEAD)).get(f"/dashboard/outputs/{output.pk}/")
 
     page = response.content.decode()
     assert [r.reviewer.username for r in response.context["reviews"]] == ["rita"]
@@ -168,5 +161,5 @@ def test_the_output_page_shows_its_whole_history(user_in, gateway):
 def test_the_overview_links_warnings_to_the_output_page(user_in, gateway):
     TaskTypeFactory(name="flagged", review_threshold=0.0, approve_threshold=10.0)
     warning = _ingest(gateway, task_type="flagged")
-    page = _client(user_in(Role.LEAD)).get("/").content.decode()
+    page = logged_in(user_in(Role.LEAD)).get("/").content.decode()
     assert f'href="/dashboard/outputs/{warning.pk}/"' in page

@@ -3,10 +3,10 @@ nothing stored: times outside the years the filter allows, NUL characters, digit
 not ASCII."""
 
 from datetime import UTC, datetime
+from functools import partial
 
 import pytest
 from django.http import QueryDict
-from django.test import Client
 
 from dashboard.filters import (
     FilterInvalid,
@@ -17,7 +17,7 @@ from dashboard.filters import (
 from dashboard.pages import thresholds as thresholds_page
 from gating.models import AuditEvent, TaskType, Validator
 from gating.roles import Role
-from tests.factories import TaskTypeFactory
+from tests.factories import TaskTypeFactory, logged_in
 
 NOW = datetime(2025, 5, 10, 12, 0, tzinfo=UTC)
 
@@ -116,10 +116,7 @@ def test_a_whole_number_is_read():
 # --------------------------------------------------------------------------- the pages
 
 
-def _client(user) -> Client:
-    client = Client(raise_request_exception=False)
-    client.force_login(user)
-    return client
+_client = partial(logged_in, raise_request_exception=False)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ numbers against a hand computation."""
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.test import Client
 from statsmodels.stats.proportion import proportion_confint
 
 from dashboard import whatif
@@ -15,17 +14,11 @@ from gating import services
 from gating.models import AuditEvent, OutboxMessage, TaskType, Validator
 from gating.roles import Role
 from gating.submissions import OutputSubmission
-from tests.factories import SubmissionFactory, TaskTypeFactory
+from tests.factories import SubmissionFactory, TaskTypeFactory, logged_in
 
 pytestmark = pytest.mark.django_db
 
 PAGE = "/dashboard/thresholds/?task_type=summarize"
-
-
-def _client(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture
@@ -81,7 +74,7 @@ def _form(task_type: TaskType, **changes) -> dict:
     [(Role.GATEWAY, 403), (Role.REVIEWER, 403), (Role.LEAD, 200), (Role.ADMIN, 200)],
 )
 def test_who_may_read_the_thresholds(user_in, task_type, role, status):
-    assert _client(user_in(role)).get(PAGE).status_code == status
+    assert logged_in(user_in(role)).get(PAGE).status_code == status
 
 
 @pytest.mark.parametrize(
@@ -89,7 +82,7 @@ def test_who_may_read_the_thresholds(user_in, task_type, role, status):
     [(Role.GATEWAY, 403), (Role.REVIEWER, 403), (Role.LEAD, 403), (Role.ADMIN, 302)],
 )
 def test_only_admins_may_save(user_in, task_type, role, status):
-    response = _client(user_in(role)).post(PAGE, _form(task_type, review_threshold="4.5"))
+    response = logged_in(user_in(role)).post(PAGE, _form(task_type, review_threshold="4.5"))
     assert response.status_code == status
     task_type.refresh_from_db()
     assert task_type.review_threshold == (4.5 if status == 302 else 4.0)
@@ -100,14 +93,14 @@ def test_only_admins_may_save(user_in, task_type, role, status):
     [(Role.GATEWAY, 403), (Role.REVIEWER, 403), (Role.LEAD, 403), (Role.ADMIN, 302)],
 )
 def test_only_admins_may_run_a_cycle_now(user_in, task_type, role, status):
-    response = _client(user_in(role)).post("/dashboard/thresholds/cycle/", {"kind": "thresholds"})
+    response = logged_in(user_in(role)).post("/dashboard/thresholds/cycle/", {"kind": "thresholds"})
     assert response.status_code == status
     queued = OutboxMessage.objects.filter(task="learning.tasks.cycle")
     assert [m.args[0] for m in queued] == (["thresholds"] if status == 302 else [])
 
 
 def test_a_cycle_of_no_known_kind_is_refused(user_in):
-    response = _client(user_in(Role.ADMIN)).post("/dashboard/thresholds/cycle/", {"kind": "x"})
+    response = logged_in(user_in(Role.ADMIN)).post("/dashboard/thresholds/cycle/", {"kind": "x"})
     assert response.status_code == 400
     assert not OutboxMessage.objects.exists()
 
@@ -116,7 +109,7 @@ def test_an_admins_edit_is_audited_and_reaches_the_gate(
     user_in, gateway, task_type, django_capture_on_commit_callbacks
 ):
     admin = user_in(Role.ADMIN, username="ada")
-    client = _client(admin)
+    client = logged_in(admin)
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
             PAGE, _form(task_type, review_threshold="4.5", **{"weight:facts": "2.5"})
@@ -135,7 +128,7 @@ def test_an_admins_edit_is_audited_and_reaches_the_gate(
 
 
 def test_review_not_below_approve_is_refused_next_to_the_field(user_in, task_type):
-    response = _client(user_in(Role.ADMIN)).post(PAGE, _form(task_type, review_threshold="7.5"))
+    response = logged_in(user_in(Role.ADMIN)).post(PAGE, _form(task_type, review_threshold="7.5"))
 
     assert response.status_code == 400
     page = response.content.decode()
@@ -147,12 +140,12 @@ def test_review_not_below_approve_is_refused_next_to_the_field(user_in, task_typ
 
 
 def test_an_admin_chooses_the_scorer_and_the_gate_uses_it(user_in, task_type, gateway):
-    page = _client(user_in(Role.ADMIN)).get(PAGE).content.decode()
+    page = logged_in(user_in(Role.ADMIN)).get(PAGE).content.decode()
     for name in ("validators", "evidence_categories", "evidence_quality", "interval"):
         assert f'<option value="{name}"' in page
 
     form = _form(task_type, scorer="evidence_quality")
-    assert _client(user_in(Role.ADMIN)).post(PAGE, form).status_code == 302
+    assert logged_in(user_in(Role.ADMIN)).post(PAGE, form).status_code == 302
 
     task_type.refresh_from_db()
     assert task_type.scorer == "evidence_quality"
@@ -169,12 +162,12 @@ def test_a_scorer_this_version_lacks_stays_selected_and_saving_keeps_it(user_in,
     # As after a rollback to a version without the scorer a task type chose.
     TaskType.objects.filter(pk=task_type.pk).update(scorer="retired")
     task_type.refresh_from_db()
-    page = _client(user_in(Role.ADMIN)).get(PAGE).content.decode()
+    page = logged_in(user_in(Role.ADMIN)).get(PAGE).content.decode()
     assert '<option value="retired" title="Not in this version' in page
     assert "selected>retired (not in this version)</option>" in page
 
     form = _form(task_type, audit_rate_warning="0.5")
-    assert _client(user_in(Role.ADMIN)).post(PAGE, form).status_code == 302
+    assert logged_in(user_in(Role.ADMIN)).post(PAGE, form).status_code == 302
     task_type.refresh_from_db()
     assert (task_type.scorer, task_type.audit_rate_warning) == ("retired", 0.5)
 
@@ -196,7 +189,7 @@ def test_each_problem_is_shown_in_words_and_nothing_changes(
     user_in, task_type, changes, field, words
 ):
     form = _form(task_type, audit_rate_warning="0.5", **changes)
-    response = _client(user_in(Role.ADMIN)).post(PAGE, form)
+    response = logged_in(user_in(Role.ADMIN)).post(PAGE, form)
     assert response.status_code == 400
     assert f'data-field="{field}">{words}' in response.content.decode()
     task_type.refresh_from_db()
@@ -329,7 +322,7 @@ def test_the_what_if_panel_reads_the_rollups(user_in, task_type):
             weight_sum=n * weight,
         )
 
-    response = _client(user_in(Role.LEAD)).get(f"{PAGE}&range=24h&review=4.25&approve=7")
+    response = logged_in(user_in(Role.LEAD)).get(f"{PAGE}&range=24h&review=4.25&approve=7")
 
     assert response.status_code == 200
     _assert_hand_computed(response.context["what_if"], days=1.0)
@@ -339,13 +332,13 @@ def test_the_what_if_panel_reads_the_rollups(user_in, task_type):
 
 @pytest.mark.parametrize("query", ["review=8&approve=7", "review=x", "approve=11"])
 def test_candidate_thresholds_out_of_order_or_range_are_named(user_in, task_type, query):
-    response = _client(user_in(Role.LEAD)).get(f"{PAGE}&{query}")
+    response = logged_in(user_in(Role.LEAD)).get(f"{PAGE}&{query}")
     assert response.status_code == 400
     assert 'data-field="candidates"' in response.content.decode()
 
 
 def test_the_panel_asked_for_by_htmx_shows_its_refusal(user_in, task_type):
-    response = _client(user_in(Role.ADMIN)).get(
+    response = logged_in(user_in(Role.ADMIN)).get(
         f"{PAGE}&review=8&approve=7", headers={"HX-Request": "true"}
     )
     assert response.status_code == 200
@@ -359,7 +352,7 @@ def test_auto_approval_turned_off_on_the_page_delivers_as_warnings(user_in, gate
     assert _ingest(gateway).decision == "approved"
     form = _form(task_type)
     del form["auto_approve"]
-    response = _client(user_in(Role.ADMIN)).post(PAGE, form)
+    response = logged_in(user_in(Role.ADMIN)).post(PAGE, form)
     assert response.status_code == 302
     (event,) = AuditEvent.objects.filter(action="threshold_edit")
     assert (event.before["auto_approve"], event.after["auto_approve"]) == (True, False)

@@ -8,16 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gating.roles import Role
 from tests.factories import SubmissionFactory
 
 OUTPUTS = "/api/v1/outputs/"
 QUEUE = "/api/v1/queue/"
-
-
-@pytest.fixture
-def reviewer_api(user_in, client_for):
-    return client_for(user_in(Role.REVIEWER))
 
 
 def ids(response):

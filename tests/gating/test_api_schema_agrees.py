@@ -15,11 +15,6 @@ QUEUE = "/api/v1/queue/"
 
 
 @pytest.fixture
-def reviewer_api(user_in, client_for):
-    return client_for(user_in(Role.REVIEWER))
-
-
-@pytest.fixture
 def lead_api(user_in, client_for):
     return client_for(user_in(Role.LEAD))
 

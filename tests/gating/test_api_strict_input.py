@@ -82,16 +82,6 @@ def test_a_patch_that_changes_nothing_is_200_and_records_nothing(admin_api, task
 
 
 @pytest.fixture
-def reviewer(user_in):
-    return user_in(Role.REVIEWER)
-
-
-@pytest.fixture
-def reviewer_api(reviewer, client_for):
-    return client_for(reviewer)
-
-
-@pytest.fixture
 def claimed(held_outputs, reviewer):
     held_outputs(1)
     return reviews.item_claim(reviewer=reviewer)

@@ -22,11 +22,6 @@ from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory
 
 
 @pytest.fixture
-def reviewer(user_in):
-    return user_in(Role.REVIEWER)
-
-
-@pytest.fixture
 def audited_outputs(gateway):
     """Ingest outputs that the gate delivers, each sampled into an audit."""
 

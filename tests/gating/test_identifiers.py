@@ -7,7 +7,6 @@ import sys
 import pytest
 
 from gating.models import Output
-from gating.roles import Role
 from gating.submissions import IDENTIFIER_PATTERN, identifier_problem
 from tests.factories import SubmissionFactory
 
@@ -71,11 +70,6 @@ def test_white_space_inside_is_kept_and_found_again(gateway_api):
 
     assert [o["id"] for o in found] == [made.json()["id"]]
     assert found[0]["model"] == "gpt x 2"
-
-
-@pytest.fixture
-def reviewer_api(user_in, client_for):
-    return client_for(user_in(Role.REVIEWER))
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from gating import reviews, services
 from gating.models import Output, Review, ReviewItem
 from gating.roles import Role
 from gating.submissions import OutputSubmission
-from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory
+from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory, logged_in
 
 SCRIPT = "<script>window.__xss=1</script>"
 IMG = '</script><img src=x onerror="window.__xss=1">'
@@ -32,13 +32,6 @@ def hold(gateway):
         return [ReviewItem.objects.get(output=output) for output in outputs]
 
     return _hold
-
-
-def _client(user=None) -> Client:
-    client = Client()
-    if user is not None:
-        client.force_login(user)
-    return client
 
 
 def _decide(item, reviewer, **decision) -> Review:
@@ -82,7 +75,7 @@ def test_page_status_by_role(page, who, expected, hold):
         reviews.item_claim(reviewer=user)
     path = path.format(item=item.pk)
 
-    response = getattr(_client(user), method)(path, BODIES[body])
+    response = getattr(logged_in(user), method)(path, BODIES[body])
 
     assert response.status_code == expected
     if who == ANON:
@@ -91,7 +84,7 @@ def test_page_status_by_role(page, who, expected, hold):
 
 def test_a_reviewer_may_not_open_the_bulk_page(hold):
     hold()
-    reviewer = _client(UserFactory(role=Role.REVIEWER))
+    reviewer = logged_in(UserFactory(role=Role.REVIEWER))
 
     assert reviewer.get("/queue/bulk/").status_code == 403
     assert reviewer.post("/queue/bulk/", {"action": "approve", "reason": "x"}).status_code == 403
@@ -108,7 +101,7 @@ def test_a_reviewer_may_not_open_the_bulk_page(hold):
     ],
 )
 def test_navigation_links_follow_the_role(role, shown, hidden, db):
-    page = _client(UserFactory(role=role)).get("/").content.decode()
+    page = logged_in(UserFactory(role=role)).get("/").content.decode()
 
     assert 'href="/api/docs/"' in page
     for link in shown:
@@ -126,7 +119,7 @@ def test_queue_page_shows_size_oldest_age_and_items_oldest_first(hold):
     for item, age in ((older_queued, timedelta(hours=3)), (newer_queued, timedelta(minutes=5))):
         ReviewItem.objects.filter(pk=item.pk).update(queued_at=now - age, turn_at=now - age)
 
-    response = _client(UserFactory(role=Role.REVIEWER)).get("/queue/")
+    response = logged_in(UserFactory(role=Role.REVIEWER)).get("/queue/")
 
     page = response.content.decode()
     assert response.status_code == 200
@@ -142,7 +135,7 @@ def test_queue_filters_narrow_the_summary_and_the_next_claim(hold):
     hold(2, task_type="t1")
     [wanted] = hold(1, task_type="t2")
     reviewer = UserFactory(role=Role.REVIEWER)
-    client = _client(reviewer)
+    client = logged_in(reviewer)
 
     page = client.get("/queue/", {"task_type": "t2"}).content.decode()
     response = client.post("/queue/next/", {"task_type": "t2"})
@@ -173,14 +166,14 @@ def test_a_reviewer_is_not_listed_the_adjudications_only_a_lead_can_take(hold):
     # The adjudication keeps its output's turn, ahead of the newer held output.
     assert adjudication.turn_at < held.turn_at
 
-    page = _client(UserFactory(role=Role.REVIEWER)).get("/queue/").content.decode()
+    page = logged_in(UserFactory(role=Role.REVIEWER)).get("/queue/").content.decode()
 
     assert f"<td>{held.pk}</td>" in page
     assert f"<td>{adjudication.pk}</td>" not in page
     assert '<strong id="queue-size">1</strong> open item' in page
     assert "Not listed: 1 adjudication waiting for a lead, who alone can take it." in page
 
-    lead_page = _client(UserFactory(role=Role.LEAD)).get("/queue/").content.decode()
+    lead_page = logged_in(UserFactory(role=Role.LEAD)).get("/queue/").content.decode()
     assert lead_page.index(f"<td>{adjudication.pk}</td>") < lead_page.index(f"<td>{held.pk}</td>")
     assert '<strong id="queue-size">2</strong> open items' in lead_page
     assert 'id="queue-lead-only"' not in lead_page
@@ -189,7 +182,7 @@ def test_a_reviewer_is_not_listed_the_adjudications_only_a_lead_can_take(hold):
 def test_a_bad_filter_is_named_and_lists_nothing(hold):
     hold()
 
-    response = _client(UserFactory(role=Role.REVIEWER)).get(
+    response = logged_in(UserFactory(role=Role.REVIEWER)).get(
         "/queue/", {"task_type": "no-such-type", "score_min": "high"}
     )
 
@@ -203,7 +196,7 @@ def test_a_bad_filter_is_named_and_lists_nothing(hold):
 def test_queue_table_fragment_is_a_fragment(hold):
     hold(3)
 
-    response = _client(UserFactory(role=Role.LEAD)).get("/queue/table/")
+    response = logged_in(UserFactory(role=Role.LEAD)).get("/queue/table/")
 
     page = response.content.decode()
     assert '<strong id="queue-size">3</strong>' in page
@@ -215,14 +208,14 @@ def test_next_claims_the_oldest_item_and_opens_it(hold):
     oldest, _ = hold(2)
     reviewer = UserFactory(role=Role.REVIEWER)
 
-    response = _client(reviewer).post("/queue/next/")
+    response = logged_in(reviewer).post("/queue/next/")
 
     assert response["Location"] == f"/review/{oldest.pk}/"
     assert ReviewItem.objects.get(pk=oldest.pk).claimed_by == reviewer
 
 
 def test_next_on_an_empty_queue_says_so(db):
-    response = _client(UserFactory(role=Role.REVIEWER)).post("/queue/next/", follow=True)
+    response = logged_in(UserFactory(role=Role.REVIEWER)).post("/queue/next/", follow=True)
 
     assert response.redirect_chain == [("/queue/", 302)]
     assert "Nothing left to review" in response.content.decode()
@@ -231,7 +224,7 @@ def test_next_on_an_empty_queue_says_so(db):
 def test_queue_page_escapes_untrusted_model_names(hold):
     hold(model=IMG)
 
-    client = _client(UserFactory(role=Role.REVIEWER))
+    client = logged_in(UserFactory(role=Role.REVIEWER))
 
     listed = client.get("/queue/").content.decode()
     filtered = client.get("/queue/", {"model": SCRIPT}).content.decode()
@@ -250,7 +243,7 @@ def test_the_review_page_is_only_for_the_claim_holder(hold):
     [item] = hold()
     reviews.item_claim(reviewer=UserFactory(role=Role.REVIEWER))
 
-    response = _client(UserFactory(role=Role.REVIEWER)).get(f"/review/{item.pk}/", follow=True)
+    response = logged_in(UserFactory(role=Role.REVIEWER)).get(f"/review/{item.pk}/", follow=True)
 
     assert response.redirect_chain == [("/queue/", 302)]
     assert f"You do not hold item {item.pk}" in response.content.decode()
@@ -261,14 +254,14 @@ def test_a_decided_item_is_not_shown_again(hold):
     reviewer = UserFactory(role=Role.REVIEWER)
     _decide(item, reviewer, action="approve")
 
-    response = _client(reviewer).get(f"/review/{item.pk}/")
+    response = logged_in(reviewer).get(f"/review/{item.pk}/")
 
     assert response.status_code == 302
     assert response["Location"] == "/queue/"
 
 
 def test_an_unknown_item_is_404(db):
-    client = _client(UserFactory(role=Role.REVIEWER))
+    client = logged_in(UserFactory(role=Role.REVIEWER))
 
     assert client.get("/review/999999/").status_code == 404
     assert client.post("/review/999999/diff/", {"output": "x"}).status_code == 404
@@ -286,7 +279,7 @@ def test_the_review_page_shows_what_the_gate_saw_and_why(hold):
     reviewer = UserFactory(role=Role.REVIEWER)
     reviews.item_claim(reviewer=reviewer)
 
-    page = _client(reviewer).get(f"/review/{item.pk}/").content.decode()
+    page = logged_in(reviewer).get(f"/review/{item.pk}/").content.decode()
 
     output = Output.objects.get(pk=item.output_id)
     assert "Summarise the report." in page
@@ -323,7 +316,7 @@ def test_the_review_page_escapes_everything_from_the_output(hold):
     reviewer = UserFactory(role=Role.REVIEWER)
     reviews.item_claim(reviewer=reviewer)
 
-    page = _client(reviewer).get(f"/review/{item.pk}/").content.decode()
+    page = logged_in(reviewer).get(f"/review/{item.pk}/").content.decode()
 
     assert "<img" not in page
     assert "<script>window" not in page
@@ -340,7 +333,7 @@ def test_a_second_review_does_not_show_the_first_decision(hold):
     second = UserFactory(role=Role.REVIEWER, username="second-reviewer")
     second_item = reviews.item_claim(reviewer=second)
 
-    page = _client(second).get(f"/review/{second_item.pk}/").content.decode()
+    page = logged_in(second).get(f"/review/{second_item.pk}/").content.decode()
 
     assert second_item.kind == ReviewItem.Kind.SECOND
     assert "The original answer." in page
@@ -363,7 +356,7 @@ def test_an_adjudication_shows_both_decisions_with_the_diff(hold):
     lead = UserFactory(role=Role.LEAD)
     adjudication = reviews.item_claim(reviewer=lead)
 
-    page = _client(lead).get(f"/review/{adjudication.pk}/").content.decode()
+    page = logged_in(lead).get(f"/review/{adjudication.pk}/").content.decode()
 
     assert adjudication.kind == ReviewItem.Kind.ADJUDICATION
     assert 'id="prior-reviews"' in page
@@ -380,7 +373,7 @@ def test_an_adjudication_shows_both_decisions_with_the_diff(hold):
 def test_the_diff_preview_marks_the_edit(hold):
     [item] = hold(output="Revenue grew 4% on the quarter.")
 
-    response = _client(UserFactory(role=Role.REVIEWER)).post(
+    response = logged_in(UserFactory(role=Role.REVIEWER)).post(
         f"/review/{item.pk}/diff/", {"output": "Revenue grew 5% on the quarter."}
     )
 
@@ -392,7 +385,7 @@ def test_the_diff_preview_marks_the_edit(hold):
 def test_the_diff_preview_escapes_script(hold):
     [item] = hold(output="Plain <b>text</b>.")
 
-    response = _client(UserFactory(role=Role.REVIEWER)).post(
+    response = logged_in(UserFactory(role=Role.REVIEWER)).post(
         f"/review/{item.pk}/diff/", {"output": f"Plain <b>text</b>. {SCRIPT}"}
     )
 
@@ -405,7 +398,7 @@ def test_the_diff_preview_escapes_script(hold):
 def test_the_diff_preview_says_when_nothing_changed(hold):
     [item] = hold(output="Same text.")
 
-    response = _client(UserFactory(role=Role.REVIEWER)).post(
+    response = logged_in(UserFactory(role=Role.REVIEWER)).post(
         f"/review/{item.pk}/diff/", {"output": "Same text."}
     )
 
@@ -440,7 +433,7 @@ def test_a_lead_previews_then_confirms_a_bulk_reject(hold):
     chosen = hold(3, task_type="t1")
     [other] = hold(1, task_type="t9")
     lead = UserFactory(role=Role.LEAD)
-    client = _client(lead)
+    client = logged_in(lead)
     form = {"task_type": "t1", "action": "reject", "reason": "model-a broke"}
 
     preview = client.post("/queue/bulk/", form | {"step": "preview"})
@@ -464,7 +457,7 @@ def test_a_lead_previews_then_confirms_a_bulk_reject(hold):
 def test_a_bulk_decision_needs_a_reason_and_an_action(hold):
     hold()
 
-    response = _client(UserFactory(role=Role.LEAD)).post(
+    response = logged_in(UserFactory(role=Role.LEAD)).post(
         "/queue/bulk/", {"action": "", "reason": "", "step": "confirm"}
     )
 

@@ -16,16 +16,6 @@ def decision_url(item_id):
     return f"/api/v1/queue/{item_id}/decision/"
 
 
-@pytest.fixture
-def reviewer(user_in):
-    return user_in(Role.REVIEWER)
-
-
-@pytest.fixture
-def reviewer_api(reviewer, client_for):
-    return client_for(reviewer)
-
-
 def test_claim_gives_the_oldest_item_with_everything_needed_to_judge_it(held_outputs, reviewer_api):
     first, _ = held_outputs(2)
 

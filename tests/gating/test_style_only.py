@@ -21,16 +21,6 @@ EDITED = "Revenue grew 4.2% on the quarter."
 
 
 @pytest.fixture
-def reviewer(user_in):
-    return user_in(Role.REVIEWER)
-
-
-@pytest.fixture
-def reviewer_api(reviewer, client_for) -> APIClient:
-    return client_for(reviewer)
-
-
-@pytest.fixture
 def claimed(held_outputs, reviewer) -> ReviewItem:
     held_outputs(1)
     return reviews.item_claim(reviewer=reviewer)

@@ -4,13 +4,13 @@ but the webhook's admin editor."""
 import httpx
 import pytest
 from django.core.exceptions import ValidationError
-from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
 from gating import reviews, webhooks
 from gating.models import AuditEvent, ReviewItem, Webhook, WebhookAttempt, WebhookDelivery
 from gating.roles import Role
+from tests.factories import logged_in
 
 pytestmark = pytest.mark.django_db
 
@@ -19,12 +19,6 @@ TOKEN = "s3cr3t-query-token"
 PASSWORD = "s3cr3t-password"
 WITH_TOKEN = f"https://{PUBLIC_IP}/decisions?token={TOKEN}#{TOKEN}"
 WITH_USERINFO = f"https://relay:{PASSWORD}@{PUBLIC_IP}/decisions"
-
-
-def _client(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture
@@ -57,7 +51,7 @@ def test_the_service_refuses_credentials_in_the_url_naming_the_field(gateway, ad
 
 
 def test_the_admin_form_refuses_credentials_in_the_url(admin_user, gateway):
-    response = _client(admin_user).post(
+    response = logged_in(admin_user).post(
         reverse("admin:gating_webhook_add"),
         {"kind": "decisions", "owner": gateway.pk, "url": WITH_USERINFO},
     )
@@ -104,7 +98,7 @@ def test_the_history_page_shows_a_reviewer_the_target_without_its_secrets(
     )
     assert WebhookDelivery.objects.filter(payload__output__id=output.pk).count() == 2
 
-    page = _client(reviewer).get(f"/dashboard/outputs/{output.pk}/").content.decode()
+    page = logged_in(reviewer).get(f"/dashboard/outputs/{output.pk}/").content.decode()
 
     assert f"to https://{PUBLIC_IP}/decisions:" in page
     assert f"to https://{PUBLIC_IP}/old:" in page
@@ -126,7 +120,7 @@ def test_the_admin_shows_the_full_url_only_in_the_webhooks_editor(gateway, admin
     delivery = WebhookDelivery.objects.create(
         webhook=hook, event_type=webhooks.OUTPUT_DECIDED, payload={}, next_attempt_at=None
     )
-    client = _client(admin_user)
+    client = logged_in(admin_user)
 
     editor = client.get(reverse("admin:gating_webhook_change", args=[hook.pk])).content.decode()
     assert f"token={TOKEN}" in editor
