@@ -697,6 +697,16 @@ def test_a_clean_record_is_read_from_z_over_the_budget_outputs_on():
     assert certify.estimated_threshold(topped).threshold == 0.02
 
 
+def test_the_margin_reads_the_variance_p_times_one_minus_p():
+    # 160 of 400 need an edit, none bad. By hand: 0.4 + z sqrt(0.4 x 0.6 / 400) = 0.4403,
+    # within 0.45; with p(1 + p) or p / (1 - p) for the variance it would be 0.4616 or
+    # 0.4672, over it.
+    assert 0.4 + Z_95 * math.sqrt(0.4 * 0.6 / 400) <= 0.45
+    assert 0.4 + Z_95 * math.sqrt(0.4 * 1.4 / 400) > 0.45
+    result = search([(9.0, 400, 1.0, 0, 160)], alpha_edit=0.45)
+    assert certify.estimated_threshold(result).threshold == 0.02
+
+
 def test_the_estimate_stops_above_the_review_threshold():
     result = search([(9.5, 400, 1.0, 0)], floor=9.0)
     assert certify.estimated_threshold(result).threshold == 9.02
@@ -707,7 +717,12 @@ def test_the_estimated_line_moves_as_the_approve_threshold_does():
     # A first line starts from the approve threshold: up at once.
     first = certify.estimate_move(None, 7.0, result)
     assert first.new == 8.02
-    assert "Estimated approve line: 8.02 is" in first.reason and "not certified" in first.reason
+    assert first.reason == (
+        "Estimated approve line: 8.02 is the lowest threshold whose estimates are within "
+        "P(bad) <= 0.01 and P(edit or bad) <= 0.05 by the normal approximation at 95% "
+        "(P(bad) 0.0025, P(edit or bad) 0.0200, effective n=400); not certified. "
+        "Raised from 7 at once."
+    )
     # From where it was: down by at most a step per run, up at once.
     assert certify.estimate_move(9.0, 7.0, result).new == 8.9
     assert certify.estimate_move(8.0, 7.0, result).new == 8.02

@@ -39,7 +39,23 @@ def test_the_part_is_its_share_of_consecutive_ids_and_of_every_fourth(ids):
 
 def test_share_zero_fits_and_certifies_on_every_output():
     split = fit_certify_split([1, 2, 3], 0.0)
-    assert split.fit.all() and split.certify.all()
+    # Masks, as the evidence indexes with them.
+    assert np.arange(3)[split.fit].tolist() == np.arange(3)[split.certify].tolist() == [0, 1, 2]
+
+
+def test_an_id_that_hashes_onto_the_cut_certifies():
+    # 2**30 x 2654435761 = 2**30 (mod 2**32), since 2654435761 = 1 (mod 4): exactly the
+    # cut of a quarter, which is not below it.
+    assert fit_certify_split([2**30], 0.25).certify.tolist() == [True]
+
+
+def test_the_hash_is_exact_for_ids_past_a_float_s_precision():
+    # 5,124,706,479 x 2654435761 = 2**30 - 1 (mod 2**32), worked with Python's integers:
+    # just below the cut, so it fits. The product (1.4e19) is past 2**53, where a float
+    # would round it.
+    big = 5_124_706_479
+    assert (big * 2654435761) % 2**32 == 2**30 - 1
+    assert fit_certify_split([big], 0.25).fit.tolist() == [True]
 
 
 @pytest.mark.parametrize("share", [1.0, -0.1, float("nan")])

@@ -30,6 +30,8 @@ def test_achieved_inclusion_by_hand():
     )
     # Never more than the rate, however many reviews are counted.
     assert sampling.achieved_inclusion([0.3], [5], [9]) == pytest.approx([0.3])
+    # One rate for strata of their own counts: 0.5 x 2/4, and 0.5 where none was drawn.
+    assert sampling.achieved_inclusion(0.5, [4, 0], [2, 0]) == pytest.approx([0.25, 0.5])
 
 
 START = datetime(2026, 3, 2, tzinfo=UTC)
