@@ -442,6 +442,23 @@ def test_the_approve_threshold_shows_its_effective_outputs_against_the_need(
     assert "effective_n" not in first and "needed_effective_n" not in first
 
 
+def runs_a_day_apart(task_type, latest_state, **latest_evidence):
+    """Two thresholds runs a day apart: 140, then 200 effective outputs of the 736 needed."""
+    need = {"needed_effective_n": 736.0}
+    record(
+        task_type,
+        "underpowered",
+        NOW - timedelta(days=1),
+        {**need, "most_data": {"edit": {"effective_n": 140.0}}},
+    )
+    record(
+        task_type,
+        latest_state,
+        NOW,
+        {**need, "most_data": {"edit": {"effective_n": 200.0}}, **latest_evidence},
+    )
+
+
 def test_the_approve_threshold_forecasts_its_certification_and_reads_its_error(
     gateway, user_in, client
 ):
@@ -454,24 +471,12 @@ def test_the_approve_threshold_forecasts_its_certification_and_reads_its_error(
     decide(audited[:14], reviewer, "approve", NOW - timedelta(days=3))
     decide(audited[14:15], reviewer, "approve", NOW - timedelta(days=8))
     task_type = TaskType.objects.get(name="t")
-    need = {"needed_effective_n": 736.0}
-    record(
-        task_type,
-        "underpowered",
-        NOW - timedelta(days=1),
-        {**need, "most_data": {"edit": {"effective_n": 140.0}}},
-    )
     in_force = {
         "threshold": 7.0,
         "edit": {"n": 250, "effective_n": 200.0, "estimate": 0.1234, "bound": 0.1811},
         "bad": {"n": 250, "effective_n": 200.0, "estimate": 0.0042, "bound": 0.0265},
     }
-    record(
-        task_type,
-        "underpowered",
-        NOW,
-        {**need, "most_data": {"edit": {"effective_n": 200.0}}, "in_force": in_force},
-    )
+    runs_a_day_apart(task_type, "underpowered", in_force=in_force)
 
     assert selectors.audits_reviewed(task_type.pk, until=NOW) == 14
     # All 16 were drawn two days ago, within the week.
@@ -508,15 +513,7 @@ def test_a_threshold_that_is_not_attainable_forecasts_no_certification(gateway, 
     # the estimates are over budget already, and more audits would not change that.
     ingest(gateway, 1, at=NOW - timedelta(days=1))
     task_type = TaskType.objects.get(name="t")
-    need = {"needed_effective_n": 736.0}
-    record(
-        task_type,
-        "underpowered",
-        NOW - timedelta(days=1),
-        {**need, "most_data": {"edit": {"effective_n": 140.0}}},
-    )
-    record(task_type, "not_attainable", NOW,
-           {**need, "most_data": {"edit": {"effective_n": 200.0}}})  # fmt: skip
+    runs_a_day_apart(task_type, "not_attainable")
     client.force_login(user_in("lead"))
     html = client.get("/dashboard/drift/").content.decode()
     assert "none: more audits would not help at these budgets" in html
