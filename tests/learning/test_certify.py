@@ -707,6 +707,25 @@ def test_the_margin_reads_the_variance_p_times_one_minus_p():
     assert certify.estimated_threshold(result).threshold == 0.02
 
 
+def test_an_estimate_whose_margin_reaches_the_budget_exactly_is_within_it():
+    # The margin as estimated_threshold works it, for 160 needing an edit in 400 (0.4403);
+    # a budget of exactly that passes.
+    blocks = [(9.0, 400, 1.0, 0, 160)]
+    top = next(c for c in search(blocks).candidates if c.threshold == 9.0)
+    n, p = top.effective_n, top.edit.estimate
+    at = p + Z_95 * math.sqrt(max(p, 1 / n) * (1 - p) / n)
+    assert certify.estimated_threshold(search(blocks, alpha_edit=at)).threshold == 0.02
+
+
+def test_a_candidate_of_exactly_z_over_the_budget_outputs_is_read():
+    # 400 clean outputs against a P(bad) budget of z / 400: readable from exactly z / budget
+    # = 400 effective outputs, and a clean record's margin, z / 400, is the budget.
+    budget = Z_95 / 400
+    assert Z_95 / budget == 400.0
+    result = search([(9.0, 400, 1.0, 0)], alpha_bad=budget, alpha_edit=0.5)
+    assert certify.estimated_threshold(result).threshold == 0.02
+
+
 def test_the_estimate_stops_above_the_review_threshold():
     result = search([(9.5, 400, 1.0, 0)], floor=9.0)
     assert certify.estimated_threshold(result).threshold == 9.02
