@@ -113,7 +113,7 @@ DEMO_SCORERS = {
 # within the demo's two weeks the thresholds page shows the learning at work on them:
 # audits raised, an estimated approve line and a certification. The other task types keep
 # the defaults (P(bad) <= 1 %, P(edit or bad) <= 5 %, audits up to 25 %), which two weeks
-# at this volume cannot certify; their forecasts say when.
+# at this volume cannot certify; the thresholds page says, per task type, what each lacks.
 DEMO_BUDGETS = {
     "classify": {"alpha_approve": 0.15, "alpha_bad": 0.05, "audit_rate_budget": 0.8},
     "summarize": {"alpha_approve": 0.12, "alpha_bad": 0.03, "audit_rate_budget": 0.6},
