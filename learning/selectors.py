@@ -228,6 +228,14 @@ class ThresholdState:
     def state_label(self) -> str:
         return ThresholdChange.State(self.state).label if self.state else ""
 
+    @property
+    def forecast_words(self) -> str:
+        """The certification forecast in a few words; none for a threshold that is not
+        attainable, whose estimates are over budget already."""
+        if self.state == ThresholdChange.State.NOT_ATTAINABLE:
+            return "none: more audits would not help at these budgets"
+        return self.forecast.words if self.forecast else "—"
+
 
 def _guarantee(
     state: str,
