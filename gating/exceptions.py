@@ -13,7 +13,15 @@ class IdempotencyConflict(GatehouseError):
         self.indexes = indexes or []
 
 
-class ReviewConflict(GatehouseError):
+class NotFound(GatehouseError):
+    """The object a request names does not exist (or is not the caller's to see)."""
+
+
+class StateConflict(GatehouseError):
+    """The object's state no longer takes the request: someone or something got there first."""
+
+
+class ReviewConflict(StateConflict):
     """The review slot is decided already, or the caller does not hold its claim."""
 
 

@@ -19,12 +19,11 @@ from django.contrib.auth.models import AbstractUser
 from django.db import connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.db.models.lookups import In
-from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from gating import bulk, selectors, webhooks
-from gating.audit import audit_record, audit_record_each, audit_record_many
-from gating.exceptions import DecisionInvalid, ReviewConflict
+from gating.audit import audit_record, audit_record_each
+from gating.exceptions import DecisionInvalid, NotFound, ReviewConflict
 from gating.models import AuditEvent, Output, Review, ReviewItem, TaskModelStats, TaskType
 from gating.scoring import Decision
 
@@ -228,13 +227,16 @@ def item_claim(
 
 
 def _held_item(item_id: int, reviewer: AbstractUser) -> ReviewItem:
-    """Lock the item and check that the reviewer holds its claim (404 / 409 otherwise)."""
-    item = get_object_or_404(
-        ReviewItem.objects.select_for_update(of=("self",)).select_related(
-            "output", "output__task_type"
-        ),
-        pk=item_id,
+    """Lock the item and check that the reviewer holds its claim (NotFound / ReviewConflict
+    otherwise)."""
+    item = (
+        ReviewItem.objects.select_for_update(of=("self",))
+        .select_related("output", "output__task_type")
+        .filter(pk=item_id)
+        .first()
     )
+    if item is None:
+        raise NotFound(f"There is no review item {item_id}.")
     if item.state != ReviewItem.State.OPEN:
         raise ReviewConflict(f"Item {item_id} is already decided.")
     if item.claimed_by_id != reviewer.pk:
@@ -375,9 +377,7 @@ def decisions_record(decisions: list[RecordedDecision]) -> list[Review]:
                 raise DecisionInvalid(
                     "reviewer", f"{d.reviewer} already judged output {item.output_id}."
                 )
-            if item.kind == Kind.ADJUDICATION and not d.reviewer.has_perm(
-                "gating.adjudicate_items"
-            ):
+            if item.kind == Kind.ADJUDICATION and not selectors.may_adjudicate(d.reviewer):
                 raise DecisionInvalid("reviewer", f"{d.reviewer} may not adjudicate.")
         return _reviews_store(
             [(items[d.item.pk], d.reviewer, d.decision, d.decided_at) for d in decisions]
@@ -386,7 +386,7 @@ def decisions_record(decisions: list[RecordedDecision]) -> list[Review]:
 
 def _reviews_store(decided: list[tuple]) -> list[Review]:
     """Store checked (item, reviewer, decision, at) decisions on locked open items, and
-    move each output on to its next round or its final state."""
+    close each slot with its review (``_slots_close``)."""
     reviews = Review.objects.bulk_create(
         (
             Review(
@@ -404,34 +404,106 @@ def _reviews_store(decided: list[tuple]) -> list[Review]:
         ),
         batch_size=5000,
     )
-    items = [item for item, *_ in decided]
-    for item, reviewer, _, at in decided:
-        item.state = ReviewItem.State.DECIDED
-        item.decided_at = at
+    _slots_close(
+        [
+            Closing(item=item, at=at, review=review)
+            for (item, _, _, at), review in zip(decided, reviews, strict=True)
+        ]
+    )
+    return reviews
+
+
+# --------------------------------------------------------------------------- the one transition
+
+
+@dataclass(frozen=True)
+class Closing:
+    """An open slot closing at ``at``: decided by ``review`` (a reviewer's verdict or a lead's
+    bulk decision), or relieved without one (``review`` None: backlog relief)."""
+
+    item: ReviewItem
+    at: datetime
+    review: Review | None = None
+
+    @property
+    def verdict(self) -> bool:
+        """A person's independent judgment: what the next round, the gate's counters and the
+        learning cycles read. A bulk decision is one lead's call over a whole set."""
+        return self.review is not None and not self.review.is_bulk
+
+
+def _slots_close(closings: list[Closing]) -> None:
+    """The queue's one transition: open slots close, and each output moves on to its next
+    round or its final state, with the audit log, the gate's counters and webhooks.
+
+    Every way a slot closes comes here: a live decision and a replayed one, a bulk decision
+    and backlog relief. The caller has locked the open items (and, for a bulk decision,
+    their pending outputs) and stored the reviews.
+    """
+    for closing in closings:
+        item, review = closing.item, closing.review
+        item.state = ReviewItem.State.DECIDED if review else ReviewItem.State.RELIEVED
+        item.decided_at = closing.at
         item.lease_expires_at = None
-        if item.claimed_by_id != reviewer.pk:
-            # Replayed history: the claim is implicit, taken at the moment of deciding.
-            item.claimed_by = reviewer
-            item.claimed_at = at
+        if review and item.claimed_by_id != review.reviewer_id:
+            # Replayed history or a bulk decision: the claim is implicit, taken at the
+            # moment of deciding.
+            item.claimed_by_id = review.reviewer_id
+            item.claimed_at = closing.at
     fields = ["state", "decided_at", "lease_expires_at", "claimed_by", "claimed_at"]
-    bulk.update_rows(items, fields)
-    for action in (AuditEvent.Action.DECISION, AuditEvent.Action.ADJUDICATION):
+    bulk.update_rows([c.item for c in closings], fields)
+    _closings_audit(closings)
+    _advance(closings)
+
+
+def _closings_audit(closings: list[Closing]) -> None:
+    """One audit entry per closing: a verdict on its review, a bulk decision or a relief on
+    the output it finalized."""
+    verdict_actions = (AuditEvent.Action.DECISION, AuditEvent.Action.ADJUDICATION)
+    for action in verdict_actions:
         audit_record_each(
             action=action,
             rows=[
                 (
-                    reviewer,
-                    at,
-                    review,
-                    {"item": item.pk, "kind": item.kind, "output_status": item.output.status},
-                    _review_summary(review),
+                    c.review.reviewer,
+                    c.at,
+                    c.review,
+                    {"item": c.item.pk, "kind": c.item.kind, "output_status": c.item.output.status},
+                    _review_summary(c.review),
                 )
-                for (item, reviewer, _, at), review in zip(decided, reviews, strict=True)
-                if (item.kind == Kind.ADJUDICATION) == (action == AuditEvent.Action.ADJUDICATION)
+                for c in closings
+                if c.verdict
+                and (c.item.kind == Kind.ADJUDICATION) == (action == AuditEvent.Action.ADJUDICATION)
             ],
         )
-    _advance(list(zip(items, reviews, strict=True)))
-    return reviews
+    audit_record_each(
+        action=AuditEvent.Action.BULK_DECISION,
+        rows=[
+            (
+                c.review.reviewer,
+                c.at,
+                c.item.output,
+                {"status": Output.Status.PENDING},
+                {"status": _final_status(c), "is_bulk": True, "reason": c.review.note},
+            )
+            for c in closings
+            if c.review is not None and c.review.is_bulk
+        ],
+    )
+    audit_record_each(
+        action=AuditEvent.Action.BACKLOG_RELIEF,
+        rows=[
+            (
+                None,
+                c.at,
+                c.item.output,
+                {"status": Output.Status.PENDING},
+                {"status": _final_status(c), "decision": c.item.output.decision},
+            )
+            for c in closings
+            if c.review is None
+        ],
+    )
 
 
 def _review_summary(review: Review) -> dict:
@@ -462,43 +534,60 @@ def _audit_finds_fault(item: ReviewItem, review: Review) -> bool:
     return item.is_audit and review.finds_fault
 
 
-def _advance(decided: list[tuple[ReviewItem, Review]]) -> None:
-    """Queue the next round for each just-decided slot, or finalize its output."""
+def _advance(closings: list[Closing]) -> None:
+    """Queue the next round for each verdict that needs one; the rest are final, a bulk
+    decision and a relief always."""
     follow_ups: list[ReviewItem] = []
-    finals: list[tuple[ReviewItem, Review, datetime]] = []
-    seconds = [item.output_id for item, _ in decided if item.kind == Kind.SECOND]
+    finals: list[Closing] = []
+    seconds = [c.item.output_id for c in closings if c.verdict and c.item.kind == Kind.SECOND]
     first = _first_reviews(seconds) if seconds else {}
-    for item, review in decided:
-        now = review.decided_at
-        if item.kind in _FIRST_KINDS:
+    for closing in closings:
+        item, review, now = closing.item, closing.review, closing.at
+        if not closing.verdict:
+            finals.append(closing)
+        elif item.kind in _FIRST_KINDS:
             if item.needs_second_review or _audit_finds_fault(item, review):
                 follow_ups.append(_follow_up_item(item, Kind.SECOND, now))
             else:
-                finals.append((item, review, now))
+                finals.append(closing)
         elif item.kind == Kind.SECOND:
             if first[item.output_id].action == review.action:
                 # Two agreeing judgments: the first one's wording stands for a modify.
-                finals.append((item, first[item.output_id], now))
+                finals.append(Closing(item=item, at=now, review=first[item.output_id]))
             else:
                 follow_ups.append(_follow_up_item(item, Kind.ADJUDICATION, now))
         else:
-            finals.append((item, review, now))
+            finals.append(closing)
     ReviewItem.objects.bulk_create(follow_ups, batch_size=5000)
     _finalize(finals)
 
 
-def _finalize(finals: list[tuple[ReviewItem, Review, datetime]]) -> None:
-    delivered = []
-    audit_rejects = []
-    for item, review, now in finals:
-        output = item.output
-        if item.is_audit:
+def _final_status(closing: Closing) -> str:
+    """What the output becomes: what its review decided; a relieved one, delivered as a
+    warning, approved."""
+    if closing.review is None:
+        return Output.Status.APPROVED
+    return _FINAL_STATUS[closing.review.action]
+
+
+def _finalize(finals: list[Closing]) -> None:
+    """Give each held output its final status and tell the webhooks; an audit leaves its
+    (delivered) output as it is, and only a reject is news."""
+    delivered: list[tuple[Output, Review | None]] = []
+    audit_rejects: list[tuple[Output, Review]] = []
+    for closing in finals:
+        output, review = closing.item.output, closing.review
+        if closing.item.is_audit:
             if review.action == Action.REJECT:
                 audit_rejects.append((output, review))
             continue
-        output.finalize(_FINAL_STATUS[review.action], at=now, edited_text=review.edited_output)
+        output.finalize(
+            _final_status(closing),
+            at=closing.at,
+            edited_text=review.edited_output if review else None,
+        )
         delivered.append((output, review))
-    bulk.update_rows([o for o, _ in delivered], list(Output.FINAL_FIELDS))
+    bulk.update_rows([o for o, _ in delivered], ["decision", *Output.FINAL_FIELDS])
     for event_type, pairs in (
         (webhooks.OUTPUT_DECIDED, delivered),
         (webhooks.OUTPUT_AUDIT_REJECTED, audit_rejects),
@@ -506,7 +595,7 @@ def _finalize(finals: list[tuple[ReviewItem, Review, datetime]]) -> None:
         if pairs:
             webhooks.webhook_events_emit(outputs_with_reviews=pairs, event_type=event_type)
     _count_human_reviews(
-        [(item.output, review.action == Action.APPROVE) for item, review, _ in finals]
+        [(c.item.output, c.review.action == Action.APPROVE) for c in finals if c.verdict]
     )
 
 
@@ -578,35 +667,22 @@ def backlog_relieve(*, task_type: TaskType, now, rng: random.Random | None = Non
         )
         if not slots:
             return 0
-        ReviewItem.objects.filter(pk__in=[s.pk for s in slots]).update(
-            state=ReviewItem.State.RELIEVED, decided_at=now, lease_expires_at=None
-        )
-        outputs = [s.output for s in slots]
-        for output in outputs:
-            output.decision = Decision.WARNING.value
-            output.finalize(Output.Status.APPROVED, at=now)
-        bulk.update_rows(outputs, ["decision", *Output.FINAL_FIELDS])
+        for slot in slots:
+            slot.output.decision = Decision.WARNING.value
+        _slots_close([Closing(item=slot, at=now) for slot in slots])
         rate = task_type.audit_rate_warning
         ReviewItem.objects.bulk_create(
             ReviewItem.for_output(
-                o, kind=Kind.AUDIT, is_audit=True, inclusion_probability=rate, queued_at=now
+                slot.output,
+                kind=Kind.AUDIT,
+                is_audit=True,
+                inclusion_probability=rate,
+                queued_at=now,
             )
-            for o in outputs
+            for slot in slots
             if draw() < rate
         )
-        audit_record_many(
-            actor=None,
-            action=AuditEvent.Action.BACKLOG_RELIEF,
-            at=now,
-            rows=[
-                (o, {"status": Output.Status.PENDING}, {"status": o.status, "decision": o.decision})
-                for o in outputs
-            ],
-        )
-        webhooks.webhook_events_emit(
-            outputs_with_reviews=[(o, None) for o in outputs], event_type=webhooks.OUTPUT_DECIDED
-        )
-    return len(outputs)
+    return len(slots)
 
 
 # --------------------------------------------------------------------------- bulk
@@ -663,28 +739,13 @@ def bulk_decide(
             )
             for slot in slots
         )
-        ReviewItem.objects.filter(pk__in=[s.pk for s in slots]).update(
-            state=ReviewItem.State.DECIDED, decided_at=now, lease_expires_at=None
-        )
-        for output in outputs.values():
-            output.finalize(_FINAL_STATUS[action], at=now)
-        bulk.update_rows(list(outputs.values()), list(Output.FINAL_FIELDS))
-        review_by_output = {r.output_id: r for r in reviews}
-        audit_record_many(
-            actor=lead,
-            action=AuditEvent.Action.BULK_DECISION,
-            at=now,
-            rows=[
-                (
-                    output,
-                    {"status": Output.Status.PENDING},
-                    {"status": output.status, "is_bulk": True, "reason": reason},
-                )
-                for output in outputs.values()
-            ],
-        )
-        webhooks.webhook_events_emit(
-            outputs_with_reviews=[(o, review_by_output[o.pk]) for o in outputs.values()],
-            event_type=webhooks.OUTPUT_DECIDED,
+        for slot in slots:
+            # The outputs locked above, so that each is finalized as it was read under lock.
+            slot.output = outputs[slot.output_id]
+        _slots_close(
+            [
+                Closing(item=slot, at=now, review=review)
+                for slot, review in zip(slots, reviews, strict=True)
+            ]
         )
     return len(outputs)

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from gating import reviews, webhooks
 from gating.audit import audit_record
-from gating.exceptions import FieldInvalid
+from gating.exceptions import FieldInvalid, StateConflict
 from gating.models import AuditEvent, Output, Review, ReviewItem, TaskType
 from gating.roles import Role
 from learning import selectors
@@ -446,9 +446,9 @@ def _resolve(alert: Alert, now: datetime, value: float | None) -> None:
     )
 
 
-class AlertConflict(Exception):
-    """An acknowledgement the alert's state no longer takes; the API and the alerts page
-    answer 409 with the message."""
+class AlertConflict(StateConflict):
+    """An acknowledgement the alert's state no longer takes; the API (gating.api.errors) and
+    the alerts page answer 409 with the message."""
 
 
 class AlertResolved(AlertConflict):

@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.filters import FilterInvalid, parameter_text
+from gating.api.errors import status_for
 from gating.models import TaskType
 from gating.roles import ACKNOWLEDGE_ALERTS, WATCH_LEARNING, page_for
 from learning.alerts import NOTE_MAX, AlertConflict, alert_acknowledge, alert_page_path
@@ -56,7 +57,7 @@ def alert_acknowledge_page(request, pk: int):
         alert_acknowledge(alert=alert, lead=request.user, note=form.cleaned_data["note"])
     except AlertConflict as exc:
         # The service refreshed the alert: show the tab it is on now, with why.
-        return _page(request, alert.state, status=409, error=str(exc))
+        return _page(request, alert.state, status=status_for(exc), error=str(exc))
     messages.success(request, f"Acknowledged: {alert.get_rule_display()}, {alert.subject}.")
     return redirect(reverse("dashboard-alerts") + "?state=acknowledged")
 

@@ -8,21 +8,30 @@ from gating.exceptions import (
     FieldInvalid,
     GatehouseError,
     IdempotencyConflict,
-    ReviewConflict,
+    NotFound,
+    StateConflict,
     TaskTypeRefused,
 )
 
+# By the nearest class in an error's ancestry; any other GatehouseError is a 400.
 _STATUS_BY_ERROR: dict[type[GatehouseError], int] = {
+    NotFound: status.HTTP_404_NOT_FOUND,
     IdempotencyConflict: status.HTTP_409_CONFLICT,
-    ReviewConflict: status.HTTP_409_CONFLICT,
+    StateConflict: status.HTTP_409_CONFLICT,
 }
+
+
+def status_for(exc: GatehouseError) -> int:
+    """The HTTP status of a domain error, for the API and the pages alike."""
+    for cls in type(exc).__mro__:
+        if cls in _STATUS_BY_ERROR:
+            return _STATUS_BY_ERROR[cls]
+    return status.HTTP_400_BAD_REQUEST
 
 
 def exception_handler(exc, context):
     if isinstance(exc, GatehouseError):
-        return Response(
-            _body(exc), status=_STATUS_BY_ERROR.get(type(exc), status.HTTP_400_BAD_REQUEST)
-        )
+        return Response(_body(exc), status=status_for(exc))
     return drf_exception_handler(exc, context)
 
 

@@ -135,10 +135,7 @@ def alert_acknowledge(request, pk: int):
     alert = get_object_or_404(Alert, pk=pk)
     body = AcknowledgeSerializer(data=request.data)
     body.is_valid(raise_exception=True)
-    try:
-        alert = alerts.alert_acknowledge(
-            alert=alert, lead=request.user, note=body.validated_data["note"]
-        )
-    except alerts.AlertConflict as exc:
-        return Response({"detail": str(exc)}, status=409)
+    alert = alerts.alert_acknowledge(
+        alert=alert, lead=request.user, note=body.validated_data["note"]
+    )
     return Response(AlertSerializer(alert).data)
