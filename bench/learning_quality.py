@@ -252,6 +252,7 @@ MEASURED_PATHS = (
     "learning/simulation/world.py",
     "learning/statistics",
     "gating/__init__.py",
+    "gating/rounds.py",
     "gating/scoring.py",
     "bench/__init__.py",
     "bench/harness.py",

@@ -16,7 +16,7 @@ from datetime import UTC, date, datetime, time
 from django.conf import settings
 from django.db import models
 
-from gating.models import ReviewItem, TaskType
+from gating.models import TaskType
 
 # Score buckets. An output's score is in [0, 10]; bucket k holds [k·width, (k+1)·width),
 # and the last bucket also holds 10.0, so a score on an edge lands in the bucket that starts
@@ -41,9 +41,6 @@ REVIEW_BUCKETS = 100
 TOP_SCORE = 9.9995
 TOP_SCORE_BUCKET = REVIEW_BUCKETS
 
-# The slots whose review is an output's human label (its first review: held or audited);
-# second reviews and adjudications are later rounds.
-FIRST_REVIEW_KINDS = (ReviewItem.Kind.REVIEW, ReviewItem.Kind.AUDIT)
 # How long a reviewer took from claim to decision, in buckets that start at these many
 # seconds (the last is open-ended). The median per reviewer is read off these counts by
 # interpolating inside the bucket that holds it; the exact mean comes from the sum.

@@ -83,7 +83,6 @@ from django.utils import timezone
 
 from dashboard.models import (
     DECISION_TIME_EDGES,
-    FIRST_REVIEW_KINDS,
     OUTPUT_BLOCK_SIZE,
     OUTPUT_BUCKET_WIDTH,
     OUTPUT_BUCKETS,
@@ -231,7 +230,7 @@ def _scorers_by_hour(since: datetime, until: datetime) -> list[QuerySet]:
     first_reviews = Review.objects.filter(
         decided_at__gte=since,
         decided_at__lt=until,
-        item__kind__in=FIRST_REVIEW_KINDS,
+        item__kind__in=ReviewItem.FIRST_KINDS,
         is_bulk=False,
     ).order_by()
     truth = Subquery(

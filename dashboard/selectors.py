@@ -24,7 +24,6 @@ from django.db.models.functions import Trunc, TruncDate
 
 from dashboard.models import (
     DECISION_TIME_EDGES,
-    FIRST_REVIEW_KINDS,
     OUTPUT_BUCKET_WIDTH,
     QUEUE_AGE_EDGES_HOURS,
     REVIEW_BUCKET_WIDTH,
@@ -43,7 +42,9 @@ from dashboard.models import (
 from gating.models import ReviewItem, TaskType
 
 SCORE_MAX = 10.0
-_FIRST_KINDS = FIRST_REVIEW_KINDS
+# The slots whose review is an output's human label (its first review: held or audited);
+# the later rounds are not.
+_FIRST_KINDS = ReviewItem.FIRST_KINDS
 _GRAINS = ("hour", "day")
 
 

@@ -9,6 +9,7 @@ leaves nothing locked: the next claim after the lease lapses simply takes the it
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -21,15 +22,15 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.db.models.lookups import In
 from django.utils import timezone
 
-from gating import bulk, selectors, webhooks
+from gating import bulk, rounds, selectors, webhooks
 from gating.audit import audit_record, audit_record_each
 from gating.exceptions import DecisionInvalid, NotFound, ReviewConflict
 from gating.models import AuditEvent, Output, Review, ReviewItem, TaskModelStats, TaskType
+from gating.rounds import Round
 from gating.scoring import Decision
 
 Kind = ReviewItem.Kind
 Action = Review.Action
-_FIRST_KINDS = (Kind.REVIEW, Kind.AUDIT)
 _FINAL_STATUS = {
     Action.APPROVE: Output.Status.APPROVED,
     Action.MODIFY: Output.Status.MODIFIED,
@@ -106,8 +107,8 @@ def claimable_items(
     so a claim stays one locking query).
 
     Not: items under someone's live lease; items this reviewer skipped a moment ago; second
-    reviews or adjudications of an output this reviewer already judged; adjudications,
-    unless the reviewer is a lead.
+    reviews, adjudications or gold checks of an output this reviewer already judged;
+    adjudications and gold checks, unless the reviewer is a lead.
     """
     claimable = (
         items.filter(state=ReviewItem.State.OPEN)
@@ -124,7 +125,7 @@ def claimable_items(
         .exclude(
             Exists(
                 Review.objects.filter(
-                    In(OuterRef("kind"), [Kind.SECOND, Kind.ADJUDICATION]),
+                    In(OuterRef("kind"), list(ReviewItem.FOLLOW_UP_KINDS)),
                     output=OuterRef("output"),
                     reviewer=reviewer,
                 )
@@ -132,7 +133,7 @@ def claimable_items(
         )
     )
     if not selectors.may_adjudicate(reviewer):
-        claimable = claimable.exclude(kind=Kind.ADJUDICATION)
+        claimable = claimable.exclude(kind__in=ReviewItem.LEAD_KINDS)
     return claimable.order_by(*(["-is_audit"] if audits_first else []), "turn_at", "id")
 
 
@@ -347,9 +348,9 @@ def decisions_record(decisions: list[RecordedDecision]) -> list[Review]:
 
     For replaying history (the simulator's older days), where a claim and a decision per
     item would take hours at a million outputs. The rules a live claim enforces are
-    checked here: one decision per output per call (rounds follow each other), second
-    reviews and adjudications by someone who has not judged that output, adjudications
-    by leads. A broken rule raises DecisionInvalid and nothing is stored.
+    checked here: one decision per output per call (rounds follow each other), later rounds
+    by someone who has not judged that output, adjudications and gold checks by leads. A
+    broken rule raises DecisionInvalid and nothing is stored.
     """
     if not decisions:
         return []
@@ -377,8 +378,12 @@ def decisions_record(decisions: list[RecordedDecision]) -> list[Review]:
                 raise DecisionInvalid(
                     "reviewer", f"{d.reviewer} already judged output {item.output_id}."
                 )
-            if item.kind == Kind.ADJUDICATION and not selectors.may_adjudicate(d.reviewer):
-                raise DecisionInvalid("reviewer", f"{d.reviewer} may not adjudicate.")
+            if item.kind in ReviewItem.LEAD_KINDS and not selectors.may_adjudicate(d.reviewer):
+                raise DecisionInvalid(
+                    "reviewer",
+                    f"{d.reviewer} may not take this {item.get_kind_display().lower()}: "
+                    "only a lead may.",
+                )
         return _reviews_store(
             [(items[d.item.pk], d.reviewer, d.decision, d.decided_at) for d in decisions]
         )
@@ -520,44 +525,56 @@ def _review_summary(review: Review) -> dict:
 def _first_reviews(output_ids: list[int]) -> dict[int, Review]:
     first: dict[int, Review] = {}
     for review in Review.objects.filter(
-        output_id__in=output_ids, item__kind__in=_FIRST_KINDS
+        output_id__in=output_ids, item__kind__in=ReviewItem.FIRST_KINDS
     ).order_by("decided_at", "id"):
         first.setdefault(review.output_id, review)
     return first
 
 
-def _audit_finds_fault(item: ReviewItem, review: Review) -> bool:
-    """An audit's first verdict that finds fault with a delivered output gets a second review,
-    drawn or not. It is the only evidence that the gate let an error through, and on one
-    review the label model cannot tell a reviewer's slip from a bad output among the
-    top scores, where errors are rare (docs/learning.md)."""
-    return item.is_audit and review.finds_fault
+def gold_drawn(output_id: int) -> bool:
+    """Whether an audited output gets a gold check once its audit is settled: a share
+    REVIEW_GOLD_SHARE of them, by a keyed hash of the output's id. The hash reads nothing
+    of the output or its verdicts, so the gold checks are a random sample of the audits;
+    and it takes no random draw, so a seeded simulation draws what it drew without them."""
+    digest = hashlib.blake2b(str(output_id).encode(), key=b"gold", digest_size=8).digest()
+    return int.from_bytes(digest) < settings.REVIEW_GOLD_SHARE * 2**64
 
 
 def _advance(closings: list[Closing]) -> None:
     """Queue the next round for each verdict that needs one; the rest are final, a bulk
-    decision and a relief always."""
+    decision and a relief always. A settled audit drawn for a gold check gets one more
+    round, and a gold check ends with its verdict: the audit's settled it already."""
     follow_ups: list[ReviewItem] = []
     finals: list[Closing] = []
     seconds = [c.item.output_id for c in closings if c.verdict and c.item.kind == Kind.SECOND]
     first = _first_reviews(seconds) if seconds else {}
     for closing in closings:
         item, review, now = closing.item, closing.review, closing.at
+        if item.kind == Kind.GOLD:
+            continue
         if not closing.verdict:
             finals.append(closing)
-        elif item.kind in _FIRST_KINDS:
-            if item.needs_second_review or _audit_finds_fault(item, review):
-                follow_ups.append(_follow_up_item(item, Kind.SECOND, now))
-            else:
-                finals.append(closing)
+            continue
+        following = rounds.round_after(
+            Round(item.kind),
+            needs_second_review=item.needs_second_review,
+            finds_fault=review.finds_fault,
+            agrees_with_first=(
+                first[item.output_id].action == review.action if item.kind == Kind.SECOND else None
+            ),
+        )
+        if following is not None:
+            follow_ups.append(_follow_up_item(item, following, now))
         elif item.kind == Kind.SECOND:
-            if first[item.output_id].action == review.action:
-                # Two agreeing judgments: the first one's wording stands for a modify.
-                finals.append(Closing(item=item, at=now, review=first[item.output_id]))
-            else:
-                follow_ups.append(_follow_up_item(item, Kind.ADJUDICATION, now))
+            # Two agreeing judgments: the first one's wording stands for a modify.
+            finals.append(Closing(item=item, at=now, review=first[item.output_id]))
         else:
             finals.append(closing)
+    follow_ups += [
+        _follow_up_item(c.item, Kind.GOLD, c.at)
+        for c in finals
+        if c.verdict and c.item.is_audit and gold_drawn(c.item.output_id)
+    ]
     ReviewItem.objects.bulk_create(follow_ups, batch_size=5000)
     _finalize(finals)
 

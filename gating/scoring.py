@@ -566,6 +566,42 @@ def scores_many(
     return np.where(faulted, SCORE_MIN, unclamped)
 
 
+@dataclass(frozen=True, eq=False)
+class ManyDecisions:
+    """``decide_many``'s answer: per score, whether it is held, approved, or a would-be
+    approval delivered as a warning (withheld); any other score is a plain warning."""
+
+    held: np.ndarray
+    approved: np.ndarray
+    withheld: np.ndarray
+
+
+def decide_many(scores: np.ndarray, policy: GatePolicy) -> ManyDecisions:
+    """``gate``'s decision for many scores of one task type at once, in numpy, for pairs
+    past the new-model raise (``FULL_CONFIDENCE_REVIEWS``): the thresholds, the
+    auto-approve switch and the guarantee the approve threshold must have, and the task
+    type's cold start. The closed loop decides each block of its traffic with it; a test
+    holds it equal to ``gate`` score by score.
+
+    Raises ScoringFault, as ``gate`` does, if any score is not a finite number in 0-10."""
+    scores = np.asarray(scores, dtype=float)
+    inside = np.isfinite(scores) & (scores >= SCORE_MIN) & (scores <= SCORE_MAX)
+    if not inside.all():
+        raise ScoringFault(f"score {scores[~inside][0]:g} is not a finite number in 0-10")
+    if policy.task_type_reviewed < policy.cold_start_reviews:
+        everything = np.ones(scores.shape, dtype=bool)
+        return ManyDecisions(held=everything, approved=~everything, withheld=~everything)
+    reaching = scores >= policy.approve_threshold
+    approved = (
+        reaching & (scores >= approval_line(policy, policy.approve_threshold))
+        if policy.auto_approve
+        else np.zeros(scores.shape, dtype=bool)
+    )
+    return ManyDecisions(
+        held=scores < policy.review_threshold, approved=approved, withheld=reaching & ~approved
+    )
+
+
 def _threshold_reason(score: float, decision: Decision, review_t: float, approve_t: float) -> str:
     if decision is Decision.PENDING_REVIEW:
         return f"Score {score:.2f} is below the review threshold {review_t:.2f}."

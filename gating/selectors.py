@@ -40,19 +40,21 @@ def queue_open_items() -> QuerySet[ReviewItem]:
 
 
 def may_adjudicate(user: AbstractUser) -> bool:
-    """Adjudications are a lead's: nobody else may claim one."""
+    """Adjudications and gold checks (``ReviewItem.LEAD_KINDS``) are a lead's: nobody else
+    may claim one."""
     return user.has_perm("gating.adjudicate_items")
 
 
 def queue_listing(items: QuerySet[ReviewItem], *, viewer: AbstractUser) -> tuple[QuerySet, int]:
-    """The items a viewer's queue page lists, and how many open adjudications it leaves out
-    because the viewer may not take them. Follow-up rounds keep their output's turn, so
-    with one lead behind, adjudications would fill the head of every reviewer's list."""
+    """The items a viewer's queue page lists, and how many open rounds for leads
+    (adjudications, gold checks) it leaves out because the viewer may not take them.
+    Follow-up rounds keep their output's turn, so with one lead behind, they would fill the
+    head of every reviewer's list."""
     if may_adjudicate(viewer):
         return items, 0
-    adjudication = Q(kind=ReviewItem.Kind.ADJUDICATION)
-    left_out = items.filter(adjudication, state=ReviewItem.State.OPEN).count()
-    return items.exclude(adjudication), left_out
+    for_leads = Q(kind__in=ReviewItem.LEAD_KINDS)
+    left_out = items.filter(for_leads, state=ReviewItem.State.OPEN).count()
+    return items.exclude(for_leads), left_out
 
 
 def queue_summary(items: QuerySet[ReviewItem], *, now) -> dict:

@@ -339,6 +339,12 @@ def _thresholds_cycle(run: CycleRun):
         if task_type.threshold_policy != TaskType.ThresholdPolicy.ADR0003:
             approve = final["approve"]
             approve.evidence["in_force"] = _in_force(task_type, found, approve, guarantee)
+            approve.evidence["gold"] = {
+                measure: check.as_record()
+                for measure, check in found.gold_checks(
+                    task_type.pk, confidence=1 - task_type.delta
+                ).items()
+            }
         records += _threshold_records(run, task_type, final)
         moved = [final[w] for w in ("review", "approve") if final[w].new != final[w].old]
         counts["moved"] += len(moved)

@@ -24,6 +24,9 @@ as surer than they are.
   modify marked style only counts as an approve. Its posterior P(bad) and P(needs an edit
   or bad) are each output's losses; the bootstrap replicates, when asked for, carry the
   label model's own uncertainty;
+* the gold checks' verdicts (``ReviewItem.Kind.GOLD``), kept out of the label model's fit,
+  so that what it predicts of them can be checked against what the leads said
+  (``learning.statistics.gold``);
 * which outputs fit the validator weights and which certify the thresholds
   (``learning.statistics.sampling.fit_certify_split``, a share LEARNING_FIT_SHARE by a hash
   of the output's id).
@@ -36,12 +39,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
+from django.db.models import Q
 
 from gating import scorers, scoring
-from gating.models import Review, TaskModelStats, TaskType, Validator
+from gating.models import Review, ReviewItem, TaskModelStats, TaskType, Validator
 from gating.selectors import draw_coverage, draw_stratum
 from learning import selectors
-from learning.statistics import labels, sampling, thresholds
+from learning.statistics import gold, labels, sampling, thresholds
 from learning.statistics import weights as validator_weights
 
 APPROVED = scoring.Decision.APPROVED.value
@@ -71,6 +75,10 @@ class JudgedEvidence:
     # Per (task type id, stratum): audits drawn in the window and decided by its end.
     coverage: dict[tuple[int, str], tuple[int, int]]
     split: sampling.FitCertifySplit
+    # The gold checks decided in the window: each one's output (its position), lead and label.
+    gold_rows: np.ndarray
+    gold_reviewers: tuple
+    gold_labels: np.ndarray
 
     def audits_achieved(self, task_type_id: int) -> dict[str, dict]:
         """Each stratum's draws (held outputs and audits), decisions and the share decided:
@@ -101,6 +109,23 @@ class JudgedEvidence:
             replicates_bad=None if boot is None else boot.bad[:, rows],
             replicates_edit=None if boot is None else boot.error[:, rows],
         )
+
+    def gold_checks(self, task_type_id: int, *, confidence: float) -> dict[str, gold.GoldCheck]:
+        """The label model's predictions of the leads' gold checks of the task type's
+        outputs against what they said. A check by a lead with no other verdict in the
+        window is left out: the model knows nothing of that lead's habits."""
+        if self.fit is None:
+            return {}
+        known = {reviewer: r for r, reviewer in enumerate(self.fit.reviewers)}
+        mine = [
+            i
+            for i, row in enumerate(self.gold_rows)
+            if self.task_type_ids[row] == task_type_id and self.gold_reviewers[i] in known
+        ]
+        rows = self.gold_rows[mine]
+        leads = [known[self.gold_reviewers[i]] for i in mine]
+        predicted = gold.predicted_labels(self.fit.posterior[rows], self.fit.confusion[leads])
+        return gold.gold_checks(predicted, self.gold_labels[mine], confidence=confidence)
 
     def error_evidence(self, task_type_id: int) -> validator_weights.ErrorEvidence:
         """The task type's outputs that fit the validator weights, grouped by which
@@ -170,6 +195,7 @@ def judged_evidence(
     fit = boot = None
     position = {v.output_id: i for i, v in enumerate(kept)}
     reviews = [r for r in _reviews(since, until) if r[0] in position]
+    checks = [r for r in _reviews(since, until, gold=True) if r[0] in position]
     if kept:
         stratum_of = {pk: i for i, pk in enumerate(sorted(by_task_type))}
         data = labels.label_data(
@@ -195,6 +221,9 @@ def judged_evidence(
         reviews=len(reviews),
         coverage=coverage,
         split=sampling.fit_certify_split(output_ids, fit_share),
+        gold_rows=np.array([position[r[0]] for r in checks], dtype=np.int64),
+        gold_reviewers=tuple(r[1] for r in checks),
+        gold_labels=labels.verdict_codes([r[2] for r in checks], [r[3] for r in checks]),
     )
 
 
@@ -260,10 +289,15 @@ def _results(verdicts, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     return reported, passed
 
 
-def _reviews(since: datetime, until: datetime) -> list[tuple[int, int, str, bool]]:
-    """Every independent (output, reviewer, action, style only) decided in [since, until)."""
+def _reviews(
+    since: datetime, until: datetime, *, gold: bool = False
+) -> list[tuple[int, int, str, bool]]:
+    """Every independent (output, reviewer, action, style only) decided in [since, until):
+    those of the gold checks, or (by default) all the others."""
+    kind = Q(item__kind=ReviewItem.Kind.GOLD)
     return list(
         Review.objects.filter(is_bulk=False, decided_at__gte=since, decided_at__lt=until)
+        .filter(kind if gold else ~kind)
         .order_by("id")
         .values_list("output_id", "reviewer_id", "action", "style_only")
     )

@@ -50,7 +50,9 @@ def verdicts(
     *, since: datetime, until: datetime, with_validators: bool = True, settled: bool = True
 ) -> list[Verdict]:
     """Final human verdicts decided in [since, until). Bulk decisions are left out: they are
-    one lead's call on many outputs, not independent judgments. ``with_validators=False``
+    one lead's call on many outputs, not independent judgments. So are gold checks, and a
+    gold check still open leaves its output settled: they check the label model from
+    outside (``learning.evidence``). ``with_validators=False``
     skips reading each output's validator results, the bulk of the rows, for the cycles
     that do not use them.
 
@@ -59,19 +61,24 @@ def verdicts(
     the outputs the label model judges on the verdicts they have. Which outputs get those
     rounds depends on what the first reviewer found, so that only settled outputs would be
     a sample chosen by its outcome."""
-    reviews = Review.objects.filter(is_bulk=False, decided_at__gte=since, decided_at__lt=until)
+    gold = ReviewItem.Kind.GOLD
+    reviews = Review.objects.filter(
+        is_bulk=False, decided_at__gte=since, decided_at__lt=until
+    ).exclude(item__kind=gold)
     if settled:
         # Final as of ``until``: no round still open, and none decided after it (a rerun of
         # the window, or one running late, sees the same verdicts).
         reviews = reviews.exclude(
             Exists(
-                ReviewItem.objects.filter(output=OuterRef("output"), state=ReviewItem.State.OPEN)
+                ReviewItem.objects.filter(
+                    output=OuterRef("output"), state=ReviewItem.State.OPEN
+                ).exclude(kind=gold)
             )
         ).exclude(
             Exists(
                 Review.objects.filter(
                     output=OuterRef("output"), is_bulk=False, decided_at__gte=until
-                )
+                ).exclude(item__kind=gold)
             )
         )
     reviews = reviews.order_by("decided_at", "id")
@@ -174,6 +181,34 @@ def _latest_in_a_row(task_type_id: int, which: str) -> tuple[ThresholdChange | N
     while run < len(latest) and latest[run].state == latest[0].state:
         run += 1
     return latest[0], run
+
+
+@dataclass(frozen=True)
+class GoldCheckRow:
+    """A task type's gold checks as its latest thresholds run found them: per measure
+    (``learning.statistics.gold.MEASURES``), the label model's mean estimate against the
+    leads' share, with its interval; empty where the run's window held none."""
+
+    task_type: str
+    at: datetime
+    checks: dict[str, dict]
+
+
+def gold_check_rows() -> list[GoldCheckRow]:
+    """What the calibration page shows of the gold checks, per task type with a thresholds
+    run of the guarded policy."""
+    rows = []
+    for task_type in TaskType.objects.order_by("name"):
+        latest = (
+            ThresholdChange.objects.filter(
+                task_type=task_type, which=ThresholdChange.Which.APPROVE, evidence__has_key="gold"
+            )
+            .order_by("-at", "-id")
+            .first()
+        )
+        if latest is not None:
+            rows.append(GoldCheckRow(task_type.name, latest.at, latest.evidence["gold"]))
+    return rows
 
 
 def approve_history(task_type_id: int) -> tuple[ThresholdChange | None, int]:

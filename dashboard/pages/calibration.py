@@ -1,9 +1,12 @@
 """Calibration: whether the score means what it says (the reviewers' approval by score
 bucket), how the scores of approved and not approved outputs differ, and how well the
-score ranks them (AUROC per task type and model), and how the scorers compare on the
-same outputs (docs/scoring.md)."""
+score ranks them (AUROC per task type and model), how the scorers compare on the
+same outputs (docs/scoring.md), and whether the label model's estimates match what leads
+find in the gold checks (docs/learning.md)."""
 
 from __future__ import annotations
+
+from django.conf import settings
 
 from dashboard import charts, selectors
 from dashboard.filters import DashboardFilter
@@ -11,6 +14,7 @@ from dashboard.formatting import number
 from dashboard.metrics import metric_rows
 from dashboard.pages.monitoring import chart, monitoring_page, page_render
 from gating.roles import WATCH_LEARNING
+from learning.selectors import gold_check_rows
 
 
 @monitoring_page(WATCH_LEARNING)
@@ -34,6 +38,8 @@ def calibration_content(f: DashboardFilter) -> dict:
         "scorers_vs_truth": charts.figure_data(
             charts.scorer_auroc_chart(scorer_rows, selectors.AGAINST_TRUTH)
         ),
+        "gold_rows": gold_check_rows(),
+        "gold_share": settings.REVIEW_GOLD_SHARE,
         "scorer_rows": [
             r | {"shown": {k: number(r[k]) for k in ("auroc", "low", "high")}} for r in scorer_rows
         ],

@@ -362,7 +362,7 @@ def review_cells(f: DashboardFilter, task_type: TaskType) -> list[dict]:
         hour__gte=since,
         hour__lt=f.until,
         task_type=task_type,
-        kind__in=(ReviewItem.Kind.REVIEW, ReviewItem.Kind.AUDIT),
+        kind__in=ReviewItem.FIRST_KINDS,
         is_bulk=False,
     )
     if f.models:

@@ -169,6 +169,10 @@ REVIEW_REJECT_REASONS = env.list(
 # the last hour. Audits are the only evidence about what the gate delivered, and oldest
 # first would leave them behind any backlog of held outputs.
 REVIEW_AUDIT_SHARE = _share("REVIEW_AUDIT_SHARE", default=0.25)
+# The share of audits that a lead judges again, unseen, once the audit is settled: the gold
+# check of the label model's calibration on the calibration page (docs/learning.md). Drawn
+# by a hash of the output's id, so it takes no turn of the simulator's random draws.
+REVIEW_GOLD_SHARE = _share("REVIEW_GOLD_SHARE", default=0.05)
 # A bulk decision over more outputs than this is refused: narrow the filter.
 BULK_DECISION_LIMIT = env.int("BULK_DECISION_LIMIT", default=10_000)
 

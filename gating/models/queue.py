@@ -8,6 +8,7 @@ from django.db.models import Q
 
 from gating import bulk
 from gating.models.outputs import Output, TaskType
+from gating.rounds import Round
 
 
 class ReviewItem(models.Model):
@@ -18,10 +19,18 @@ class ReviewItem(models.Model):
     """
 
     class Kind(models.TextChoices):
-        REVIEW = "review", "Review"  # the output is held until this is decided
-        AUDIT = "audit", "Audit"  # the output was delivered; a sample checks the gate
-        SECOND = "second", "Second review"  # independent of the first, by someone else
-        ADJUDICATION = "adjudication", "Adjudication"  # a lead settles two disagreeing reviews
+        # The rounds and their order are gating.rounds'.
+        REVIEW = Round.REVIEW.value, "Review"
+        AUDIT = Round.AUDIT.value, "Audit"
+        SECOND = Round.SECOND.value, "Second review"
+        ADJUDICATION = Round.ADJUDICATION.value, "Adjudication"
+        GOLD = Round.GOLD.value, "Gold check"
+
+    FIRST_KINDS = (Kind.REVIEW, Kind.AUDIT)
+    # The rounds after an output's first: nobody who judged the output may take one.
+    FOLLOW_UP_KINDS = (Kind.SECOND, Kind.ADJUDICATION, Kind.GOLD)
+    # The rounds only a lead may take.
+    LEAD_KINDS = (Kind.ADJUDICATION, Kind.GOLD)
 
     class State(models.TextChoices):
         OPEN = "open", "Open"

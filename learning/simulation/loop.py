@@ -24,7 +24,8 @@ from datetime import date
 
 import numpy as np
 
-from gating import scoring
+from gating import rounds, scoring
+from gating.rounds import Round
 from learning.simulation import world
 from learning.statistics import certify, labels, sampling, thresholds, weights
 
@@ -327,16 +328,15 @@ def _gate(run: _Run, now: np.ndarray, block: int) -> None:
         policy = scoring.GatePolicy(
             review_threshold=st.review,
             approve_threshold=st.approve,
+            # The loop leaves cold start out: every task type starts with its thresholds.
+            cold_start_reviews=0,
             approve_requires=run.settings.approve_requires,
             approve_guarantee=st.guarantee,
             estimated_approve=st.estimate,
         )
-        approves = scoring.approval_line(policy, st.approve)
-        reaching = s >= st.approve
-        d = np.where(
-            reaching & (s >= approves),
-            APPROVED,
-            np.where(reaching, WITHHELD, np.where(s >= st.review, WARNING, HELD)),
+        decided = scoring.decide_many(s, policy)
+        d = np.select(
+            [decided.held, decided.approved, decided.withheld], [HELD, APPROVED, WITHHELD], WARNING
         )
         run.decision[idx] = d
         rate = np.select(
@@ -392,11 +392,17 @@ def _review(run: _Run, output: int) -> None:
 
     first = int(rng.integers(len(people)))
     said = [(first, decide(first))]
-    audit_finds_fault = run.decision[output] != HELD and said[0][1] != labels.APPROVE
-    if rng.random() < run.settings.double_review_rate or audit_finds_fault:
+    # The rounds follow the queue's rule (gating.rounds); the loop's labels have no style
+    # only, so any label but approve finds fault.
+    following = rounds.round_after(
+        Round.AUDIT if run.decision[output] != HELD else Round.REVIEW,
+        needs_second_review=rng.random() < run.settings.double_review_rate,
+        finds_fault=said[0][1] != labels.APPROVE,
+    )
+    if following == Round.SECOND:
         second = (first + int(rng.integers(1, len(people)))) % len(people)
         said.append((second, decide(second)))
-        if said[0][1] != said[1][1]:
+        if rounds.round_after(Round.SECOND, agrees_with_first=said[0][1] == said[1][1]):
             said.append((LEAD, decide(LEAD)))
     run.verdicts += [(output, reviewer, label) for reviewer, label in said]
     tt, model = run.traffic.task_type[output], run.traffic.model[output]

@@ -89,8 +89,12 @@ def simulation_reset() -> int:
     return deleted
 
 
-def _is_working_hour(hour: datetime) -> bool:
-    return hour.weekday() < 5 and WORKDAY_START <= hour.time() < WORKDAY_END
+# Monday to Friday.
+WEEKDAYS = frozenset(range(5))
+
+
+def _is_working_hour(hour: datetime, working_days: frozenset[int] = WEEKDAYS) -> bool:
+    return hour.weekday() in working_days and WORKDAY_START <= hour.time() < WORKDAY_END
 
 
 def _decision(reviewer: Reviewer, truth: Truth, output_text: str, rng) -> reviews.DecisionInput:
@@ -165,22 +169,22 @@ def _record_hour(hour, people, queue, per_hour, rng) -> int:
     ).order_by("turn_at", "id")
     # As claims would: the oldest audits take the reserved share of the turns (claims give
     # REVIEW_AUDIT_SHARE of each reviewer's claims to audits while any are open), the
-    # oldest other items the rest, and only leads take adjudications, so a pile of those
-    # cannot crowd everything else out of the hour.
+    # oldest other items the rest, and only leads take adjudications and gold checks, so a
+    # pile of those cannot crowd everything else out of the hour.
     lead_turns = sum(1 for _, user, _ in turns if user.pk in leads)
-    firsts = waiting.exclude(kind=Kind.ADJUDICATION)
+    firsts = waiting.exclude(kind__in=ReviewItem.LEAD_KINDS)
     audits = list(
         firsts.filter(is_audit=True)[: math.ceil(settings.REVIEW_AUDIT_SHARE * len(turns))]
     )
     rest = firsts.exclude(pk__in=[a.pk for a in audits])[: len(turns) - len(audits)]
     items = sorted(
-        [*audits, *rest, *waiting.filter(kind=Kind.ADJUDICATION)[:lead_turns]],
+        [*audits, *rest, *waiting.filter(kind__in=ReviewItem.LEAD_KINDS)[:lead_turns]],
         key=lambda item: (item.turn_at, item.pk),
     )
     output_ids = [i.output_id for i in items]
     texts = dict(Output.objects.filter(pk__in=output_ids).values_list("pk", "output_text"))
     truths = _truths_of(output_ids)
-    follow_ups = [i.output_id for i in items if i.kind in (Kind.SECOND, Kind.ADJUDICATION)]
+    follow_ups = [i.output_id for i in items if i.kind in ReviewItem.FOLLOW_UP_KINDS]
     judged = set(
         Review.objects.filter(output_id__in=follow_ups).values_list("output_id", "reviewer_id")
     )
@@ -190,7 +194,7 @@ def _record_hour(hour, people, queue, per_hour, rng) -> int:
             if (
                 at >= item.queued_at
                 and (item.output_id, user.pk) not in judged
-                and (item.kind != Kind.ADJUDICATION or user.pk in leads)
+                and (item.kind not in ReviewItem.LEAD_KINDS or user.pk in leads)
             ):
                 del turns[n]
                 decision = _decision(profile, truths[item.output_id], texts[item.output_id], rng)
@@ -212,6 +216,7 @@ def simulation_run(
     on_progress: Callable[[int], None] = lambda done: None,
     on_hour_end: Callable[[datetime], None] | None = None,
     until: datetime | None = None,
+    working_days: frozenset[int] = WEEKDAYS,
 ) -> SimulationReport:
     """Replay ``config``'s traffic hour by hour, with reviewers working the queue.
 
@@ -230,6 +235,8 @@ def simulation_run(
     ``until``, if given, ends the replay with the last hour that is over by then, its
     decisions included: the demo replays up to the present, and nothing it stores may lie
     in the future.
+
+    ``working_days`` are the weekdays (Monday 0) on which the reviewers work, 09:00-18:00.
     """
     gateway = _user(SIM_GATEWAY, Role.GATEWAY)
     # The first ``leads`` reviewers are leads, so that disagreements get adjudicated; a
@@ -262,14 +269,17 @@ def simulation_run(
             # are a transaction of their own, which the next hour's workers must see.
             with replay_transaction(enabled=not gatekeepers.shared):
                 for stretch in _stretches(
-                    midnight, hours, acts_at_hour_end=on_hour_end is not None
+                    midnight,
+                    hours,
+                    acts_at_hour_end=on_hour_end is not None,
+                    working_days=working_days,
                 ):
                     jobs = [(h, chunk) for h in stretch for chunk in chunks[h]]
                     for gated in gatekeepers.gate(traffic, jobs):
                         outputs += gated
                         on_progress(gated)
                     hour = midnight + timedelta(hours=stretch[-1])
-                    if _is_working_hour(hour):
+                    if _is_working_hour(hour, working_days):
                         work = _work_hour if day >= config.days - live_days else _record_hour
                         with replay_transaction(enabled=gatekeepers.shared):
                             decided += work(hour, people, queue, reviews_per_hour, rng)
@@ -336,7 +346,9 @@ def _hourly_chunks(traffic: DayTraffic) -> list[list[tuple[int, int]]]:
     return chunks
 
 
-def _stretches(midnight: datetime, hours: int, *, acts_at_hour_end: bool) -> list[list[int]]:
+def _stretches(
+    midnight: datetime, hours: int, *, acts_at_hour_end: bool, working_days: frozenset[int]
+) -> list[list[int]]:
     """The day's first ``hours`` hours in runs that can be gated without waiting for each
     other: a run ends with an hour after which something changes what the gate knows
     (reviews, or scheduled work when there is any), so the next run is scored with what
@@ -344,7 +356,7 @@ def _stretches(midnight: datetime, hours: int, *, acts_at_hour_end: bool) -> lis
     stretches: list[list[int]] = [[]]
     for h in range(hours):
         stretches[-1].append(h)
-        if acts_at_hour_end or _is_working_hour(midnight + timedelta(hours=h)):
+        if acts_at_hour_end or _is_working_hour(midnight + timedelta(hours=h), working_days):
             stretches.append([])
     return [s for s in stretches if s]
 

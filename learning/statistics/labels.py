@@ -149,6 +149,26 @@ def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ordered[starts], inverse
 
 
+def verdict_codes(
+    verdict_label: Sequence[str] | np.ndarray, style_only: Sequence[bool] | np.ndarray | None = None
+) -> np.ndarray:
+    """Each verdict's label as its index in ``LABELS``, a modify marked style only counting
+    as an approve. A label's index is also the class it names (``CLASSES``)."""
+    label_column = np.asarray(verdict_label).reshape(-1).astype(str)
+    label_names, label_inverse = np.unique(label_column, return_inverse=True)
+    unknown = sorted(set(label_names.tolist()) - set(LABELS))
+    if unknown:
+        raise ValueError(f"unknown labels {unknown}; labels are {LABELS}")
+    codes = np.array([LABELS.index(name) for name in label_names], dtype=np.int64)
+    codes = codes[label_inverse.reshape(-1)]
+    if style_only is not None:
+        cosmetic = np.asarray(style_only, dtype=bool).reshape(-1)
+        if len(cosmetic) != len(codes):
+            raise ValueError("style_only must have one entry per verdict")
+        codes = np.where(cosmetic & (codes == MODIFY), APPROVE, codes)
+    return codes
+
+
 def label_data(
     scores: Sequence[float] | np.ndarray,
     verdict_item: Sequence[int] | np.ndarray,
@@ -204,17 +224,7 @@ def label_data(
     # np.unique codes a hundred thousand verdicts in C; sorting the reviewers also makes
     # the fit the same whatever order the verdicts come in.
     reviewer_ids, reviewer_codes = np.unique(reviewer_column, return_inverse=True)
-    label_names, label_inverse = np.unique(label_column, return_inverse=True)
-    unknown = sorted(set(label_names.tolist()) - set(LABELS))
-    if unknown:
-        raise ValueError(f"unknown labels {unknown}; labels are {LABELS}")
-    label_codes = np.array([LABELS.index(name) for name in label_names], dtype=np.int64)
-    label_codes = label_codes[label_inverse.reshape(-1)]
-    if style_only is not None:
-        cosmetic = np.asarray(style_only, dtype=bool).reshape(-1)
-        if len(cosmetic) != len(label_codes):
-            raise ValueError("style_only must have one entry per verdict")
-        label_codes = np.where(cosmetic & (label_codes == MODIFY), APPROVE, label_codes)
+    label_codes = verdict_codes(label_column, style_only)
 
     gold_codes = np.full(len(scores), -1, dtype=np.int64)
     for item, name in (gold or {}).items():

@@ -4,6 +4,7 @@ Wilson intervals (statsmodels), scores by the reviewer's decision, and the AUROC
 
 import math
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.test import Client
@@ -16,6 +17,7 @@ from gating import reviews, services
 from gating.models import Review, ReviewItem
 from gating.roles import Role
 from gating.submissions import OutputSubmission
+from learning.models import CycleRun, ThresholdChange
 from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -148,3 +150,79 @@ def test_an_empty_range_says_so(judged):
     assert response.status_code == 200
     assert response.context["reliability"] is None
     assert "No data in this range." in response.content.decode()
+
+
+def _gold_record(task_type, at, gold):
+    run, _ = CycleRun.objects.get_or_create(
+        kind="thresholds",
+        window_end=at,
+        defaults={"window_start": at - timedelta(days=30), "started_at": at, "status": "succeeded"},
+    )
+    ThresholdChange.objects.create(
+        cycle=run,
+        task_type=task_type,
+        which="approve",
+        policy="guarded",
+        state="underpowered",
+        old_value=7.0,
+        new_value=7.0,
+        reason="Underpowered.",
+        evidence={"gold": gold},
+        at=at,
+    )
+
+
+def _check(n, predicted, observed, low, high):
+    return {
+        "n": n,
+        "predicted": predicted,
+        "observed": observed,
+        "low": low,
+        "high": high,
+        "consistent": low <= predicted <= high,
+    }
+
+
+def test_the_gold_checks_show_per_task_type_from_the_latest_run():
+    at = datetime(2026, 3, 20, 12, 0, tzinfo=UTC)
+    agrees = TaskTypeFactory(name="agrees")
+    misses = TaskTypeFactory(name="<b>misses</b>")
+    quiet = TaskTypeFactory(name="quiet")
+    TaskTypeFactory(name="never-run")
+    # An older run of "agrees" that missed: the latest one stands.
+    _gold_record(agrees, at - timedelta(hours=12), {"rejects": _check(9, 0.5, 0.0, 0.0, 0.3)})
+    _gold_record(
+        agrees,
+        at,
+        {
+            "finds_fault": _check(40, 0.051, 0.05, 0.006, 0.169),
+            "rejects": _check(40, 0.004, 0.0, 0.0, 0.072),
+        },
+    )
+    _gold_record(
+        misses,
+        at,
+        {
+            "finds_fault": _check(40, 0.02, 0.75, 0.588, 0.873),
+            "rejects": _check(40, 0.004, 0.0, 0.0, 0.072),
+        },
+    )
+    _gold_record(quiet, at, {})
+
+    response = _get(UserFactory(role=Role.LEAD))
+
+    shown = {r.task_type: r.checks for r in response.context["gold_rows"]}
+    assert sorted(shown) == ["<b>misses</b>", "agrees", "quiet"]
+    assert shown["agrees"]["finds_fault"]["n"] == 40  # the latest run's
+    section = response.content.decode().split('id="gold-checks"')[1].split("</section>")[0]
+    rows = {
+        name: row
+        for row in section.split("<tr>")[2:]
+        for name in ("agrees", "misses", "quiet", "never-run")
+        if name in row
+    }
+    assert "&lt;b&gt;misses&lt;/b&gt;" in rows["misses"] and "<b>misses" not in section
+    assert "yes" in rows["agrees"] and "5.1%" in rows["agrees"]
+    assert "<strong>no</strong>: finds fault outside what the leads said" in rows["misses"]
+    assert "No gold check in the window by a lead the model knows." in rows["quiet"]
+    assert "never-run" not in rows

@@ -171,7 +171,10 @@ def test_a_reviewer_is_not_listed_the_adjudications_only_a_lead_can_take(hold):
     assert f"<td>{held.pk}</td>" in page
     assert f"<td>{adjudication.pk}</td>" not in page
     assert '<strong id="queue-size">1</strong> open item' in page
-    assert "Not listed: 1 adjudication waiting for a lead, who alone can take it." in page
+    assert (
+        "Not listed: 1 adjudication or gold check waiting for a lead, who alone can take it."
+        in page
+    )
 
     lead_page = logged_in(UserFactory(role=Role.LEAD)).get("/queue/").content.decode()
     assert lead_page.index(f"<td>{adjudication.pk}</td>") < lead_page.index(f"<td>{held.pk}</td>")

@@ -202,7 +202,7 @@ def test_only_leads_adjudicate(held_outputs, people):
     ):
         reviews.decisions_record([RecordedDecision(open_item(output), people[who], decision, T0)])
     reviewer = people["a"].__class__.objects.create(username="another-reviewer")
-    with pytest.raises(DecisionInvalid, match="may not adjudicate"):
+    with pytest.raises(DecisionInvalid, match="may not take this adjudication: only a lead may"):
         reviews.decisions_record(
             [RecordedDecision(open_item(output), reviewer, DecisionInput("approve"), T0)]
         )
