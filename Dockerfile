@@ -12,6 +12,7 @@ COPY pyproject.toml README.md ./
 COPY dashboard ./dashboard
 COPY gating ./gating
 COPY learning ./learning
+COPY simulator ./simulator
 RUN pip install --no-deps .
 COPY . .
 # collectstatic imports the settings, which insist on these; the values are never used.

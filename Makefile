@@ -120,7 +120,8 @@ MUTANTS := 'gating.scoring.*' 'gating.scorers.*' 'gating.outbox.*' 'gating.users
 	'learning.statistics.agreement.*' 'learning.statistics.importance.*' \
 	'learning.statistics.drift.*' 'learning.statistics.tiers.*' \
 	'learning.statistics.thresholds.*' 'learning.statistics.labels.*' \
-	'learning.statistics.sampling.*' 'learning.statistics.forecast.*'
+	'learning.statistics.sampling.*' 'learning.statistics.forecast.*' \
+	'learning.statistics.gold.*' 'gating.rounds.*'
 
 ## Mutation testing (docs/reliability.md): the figures, then each mutant tested that was not killed.
 mutants: $(STAMP)

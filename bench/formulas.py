@@ -31,7 +31,7 @@ import numpy as np
 from scipy.stats import rankdata
 
 from gating import scoring
-from learning.simulation import world
+from simulator import world
 
 # As the calibration page counts a tie at the top (dashboard.models.TOP_SCORE): 10, or near
 # enough that it shows as 10.000.

@@ -75,7 +75,7 @@ from bench.harness import (
     stop_gunicorn,
     wait_healthy,
 )
-from learning.simulation import agents
+from simulator import agents
 
 DEFAULT_DB = "gatehouse_bench"
 
@@ -125,7 +125,7 @@ def _item_variants(seed: int, count: int = 64) -> list[str]:
     return variants
 
 
-# The simulator's agent task types (learning.simulation.agents), each with the investigation
+# The simulator's agent task types (simulator.agents), each with the investigation
 # patterns it draws from: corroborated, tokenised and broad searches, names that do not
 # exist, builds and tests, git and gh, and claims fresh, stale or contradicted.
 AGENT_TASK_TYPES = {

@@ -2,7 +2,7 @@
 truth (docs/learning.md's claims).
 
 Each history is 30 simulated days of the world's traffic through the pure gate, queue and
-cycles of ``learning.simulation.loop``, seeded; four worlds (the default one, gpt-x drifting
+cycles of ``simulator.loop``, seeded; four worlds (the default one, gpt-x drifting
 to severity 0.3 from day 10, every reviewer as careful as the accurate one, and reviewers who
 are not Dawid-Skene: ``world.ReviewerFlaws``), plus a world
 with a 0.005 edit budget (claim 4) and one whose reviewers never err (claim 5). A no-learning
@@ -38,7 +38,7 @@ import numpy as np
 
 from bench import harness
 from gating import scoring
-from learning.simulation import loop, quality, world
+from simulator import loop, quality, world
 
 WORLDS = ("default", "drift", "accurate", "flawed")
 EXTRA_WORLDS = ("tight", "perfect")
@@ -245,11 +245,11 @@ SETTINGS = ("days", "outputs_per_day", "reviews_per_day", "code")
 # can still be joined.
 MEASURED_PATHS = (
     "learning/__init__.py",
-    "learning/simulation/__init__.py",
-    "learning/simulation/agents.py",
-    "learning/simulation/loop.py",
-    "learning/simulation/quality.py",
-    "learning/simulation/world.py",
+    "simulator/__init__.py",
+    "simulator/agents.py",
+    "simulator/loop.py",
+    "simulator/quality.py",
+    "simulator/world.py",
     "learning/statistics",
     "gating/__init__.py",
     "gating/rounds.py",

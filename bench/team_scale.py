@@ -2,7 +2,7 @@
 
 Each history is ``simulate``'s default world at a team's scale (2,000 outputs a day, four
 reviewers at 12 reviews an hour through a 9-hour day: 432 reviews a day) for 30 days,
-through the closed loop of ``learning.simulation.loop``, seeded. Every seed runs once per
+through the closed loop of ``simulator.loop``, seeded. Every seed runs once per
 ``approve_requires`` setting asked for (estimate, certified, nothing: what must stand
 behind the approve threshold for it to approve), so that they are compared on the same
 traffic and the same reviewers.
@@ -37,7 +37,7 @@ import numpy as np
 
 from bench import harness
 from gating import scoring
-from learning.simulation import loop, quality, world
+from simulator import loop, quality, world
 
 log = harness.stderr_log("team_scale")
 

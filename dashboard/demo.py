@@ -15,7 +15,7 @@ from gating import services
 from gating.models import TaskType
 from gating.roles import Role
 from learning import cycles
-from learning.simulation import run, world
+from simulator import run, world
 
 DEMO_ROLES = {"admin": Role.ADMIN, "lead": Role.LEAD, "reviewer": Role.REVIEWER}
 DEMO_GATEWAY = "gateway"

@@ -1,6 +1,6 @@
 """Which review round follows a verdict: the rule of an output's rounds, in one place and
 pure, so that the queue (``gating.reviews``) and the closed loop that proves the learning
-(``learning.simulation.loop``) follow the same one (docs/review-queue.md).
+(``simulator.loop``) follow the same one (docs/review-queue.md).
 
 * A first round (a held output's review, or an audit of a delivered one) is settled by its
   verdict, unless its slot was drawn for a second review or it is an audit whose verdict

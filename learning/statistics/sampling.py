@@ -9,7 +9,7 @@ Its importance weight is 1 / that, so that the reviewed outputs stand for every 
 their stratum, reviewed or not.
 
 The learning cycles (``learning.evidence``) and the closed loop that proves them
-(``learning.simulation.loop``) both weigh outputs here; a stratum is a task type and the
+(``simulator.loop``) both weigh outputs here; a stratum is a task type and the
 gate's decision as ``gating.selectors.draw_stratum`` names it.
 """
 

@@ -13,7 +13,7 @@ from dashboard.settings import base as base_settings
 from gating.models import ReviewItem, TaskType
 from gating.scoring import Decision
 from learning.models import SimulatedTruth, ThresholdChange
-from learning.simulation.world import Truth
+from simulator.world import Truth
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from gating.models import Validator
 from gating.roles import Role
 from learning.cycles import cycle_run
 from learning.models import ValidatorAssessment
-from learning.simulation import run, world
+from simulator import run, world
 from tests.factories import TaskTypeFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -414,7 +414,7 @@ def test_history_stored_with_old_timestamps_is_rolled_up_by_the_next_refresh(gat
 
 
 def test_a_simulation_is_rolled_up_by_the_refresh():
-    from learning.simulation import run, world
+    from simulator import run, world
 
     config = world.SimulationConfig(
         seed=3, days=2, outputs_per_day=150, start=datetime(2026, 3, 2, tzinfo=UTC).date()

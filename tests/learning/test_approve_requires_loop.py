@@ -12,7 +12,7 @@ import pytest
 from gating.models import TaskType
 from gating.scoring import ApproveRequires
 from learning import evidence, selectors
-from learning.simulation import loop, quality
+from simulator import loop, quality
 
 SEED = 3000
 DAYS = 24

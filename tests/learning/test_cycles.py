@@ -17,7 +17,7 @@ from learning.models import (
     TierAssessment,
     ValidatorAssessment,
 )
-from learning.simulation import run, world
+from simulator import run, world
 
 pytestmark = pytest.mark.django_db
 
@@ -55,7 +55,7 @@ def test_validators_cycle_weighs_each_failure_by_what_it_says():
     rows = {a.validator.name: a for a in ValidatorAssessment.objects.filter(cycle=result)}
     # Shapley importance, the explanation: facts, the frequent strong signal, first.
     assert max(rows, key=lambda n: rows[n].importance) == "facts"
-    # The coefficients, log odds ratios of error: in the world (learning/simulation/world.py)
+    # The coefficients, log odds ratios of error: in the world (simulator/world.py)
     # a failure of facts is 0.75 / 0.05 likelier on a bad output than on a good one, of
     # length equally likely (pure noise).
     assert rows["facts"].coefficient > 1.0

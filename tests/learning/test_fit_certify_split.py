@@ -10,8 +10,8 @@ import pytest
 
 from gating.models import Output, TaskType
 from learning import cycles, evidence
-from learning.simulation import loop
 from learning.statistics.sampling import fit_certify_split
+from simulator import loop
 from tests.learning.test_evidence_and_states import NOW, held_and_decided
 
 # Knuth's multiplicative hash by hand: id x 2654435761, modulo 2**32, against 0.25 x 2**32

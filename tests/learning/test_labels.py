@@ -25,8 +25,8 @@ import numpy as np
 import pytest
 
 from gating import scoring
-from learning.simulation import world
 from learning.statistics import labels
+from simulator import world
 
 REVIEWER_NAMES = np.array([r.name for r in world.DEFAULT_REVIEWERS])
 # TRUE_CONFUSION[r, truth, action] = P(action | truth) for DEFAULT_REVIEWERS[r]; the world's

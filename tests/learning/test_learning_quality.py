@@ -1,5 +1,5 @@
 """The learning policy in closed-loop histories, against the simulated world's ground truth
-(learning/simulation/loop.py, measured by learning/simulation/quality.py).
+(simulator/loop.py, measured by simulator/quality.py).
 
 A reduced count of bench/learning_quality.py's histories, 30 days at 10,000 outputs a day:
 one of the default world, one where every reviewer is careful, one where reviewers never
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from gating.scoring import ApproveRequires
-from learning.simulation import loop, quality
+from simulator import loop, quality
 
 OUTPUTS_PER_DAY = 10_000
 REVIEWS_PER_DAY = 2_700

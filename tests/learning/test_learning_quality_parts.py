@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench import learning_quality
-from learning.simulation import loop
+from simulator import loop
 
 DELTA = loop.LoopSettings().budgets.delta
 ROOT = Path(learning_quality.__file__).resolve().parent.parent
@@ -101,7 +101,7 @@ def test_the_code_version_is_that_of_the_measured_paths_alone(monkeypatch):
     # Nor is the simulator's database replay, another bench or the queue: work there must
     # not orphan the parts of a run.
     measured = [r.removeprefix("HEAD:") for r in asked["revisions"]]
-    for unmeasured in ("learning/simulation/run.py", "bench/queue.py", "gating/reviews.py"):
+    for unmeasured in ("simulator/run.py", "bench/queue.py", "gating/reviews.py"):
         assert not [m for m in measured if unmeasured == m or unmeasured.startswith(m + "/")]
     trees["HEAD:learning/statistics"] = "e" * 40
     after = learning_quality.code_version()
@@ -125,7 +125,7 @@ def test_a_history_reads_no_project_code_outside_the_measured_paths():
     files = [Path(f).resolve() for f in json.loads(done.stdout.splitlines()[-1]) if f]
     project = [f.relative_to(ROOT) for f in files if f.is_relative_to(ROOT)]
     project = [f for f in project if f.parts[0] != ".venv"]
-    assert any(f.parts[:2] == ("learning", "simulation") for f in project)
+    assert any(f.parts[0] == "simulator" for f in project)
     uncovered = [
         str(f)
         for f in project

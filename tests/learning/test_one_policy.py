@@ -1,6 +1,6 @@
 """One weighting policy in production and in the closed loop that proves it.
 
-``learning.statistics.sampling`` by hand; then a closed-loop history (learning/simulation/
+``learning.statistics.sampling`` by hand; then a closed-loop history (simulator/
 loop.py) stored as the queue would hold it, its held outputs and audits, reviewed or still
 waiting, and weighed by the learning cycles' evidence (``learning.evidence``): each judged
 output gets the weight the loop gave it."""
@@ -13,8 +13,8 @@ import pytest
 from gating import scoring
 from gating.models import Output, ReviewItem, TaskType
 from learning import evidence
-from learning.simulation import loop
 from learning.statistics import sampling
+from simulator import loop
 from tests.learning.test_alerts import decide, ingest
 
 

@@ -8,8 +8,8 @@ from datetime import date
 
 import pytest
 
-from learning.simulation import world
 from learning.statistics import agreement, drift, importance, thresholds, tiers
+from simulator import world
 
 # --------------------------------------------------------------------------- agreement
 

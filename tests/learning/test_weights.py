@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from learning.simulation import world
 from learning.statistics import importance, weights
+from simulator import world
 
 # --------------------------------------------------------------------------- hand cases
 

@@ -4,7 +4,7 @@ from django.utils import timezone
 from rich.progress import Progress
 
 from dashboard import demo
-from learning.simulation import run
+from simulator import run
 
 BASE_URL = "http://127.0.0.1:8000"
 

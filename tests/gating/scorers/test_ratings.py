@@ -9,7 +9,7 @@ import pytest
 from gating import scorers
 from gating.scoring import GatePolicy, PairHistory, ValidatorOutcome
 from gating.submissions import OutputSubmission
-from learning.simulation import world
+from simulator import world
 
 CONFIG = world.SimulationConfig(
     seed=11,

@@ -28,9 +28,9 @@ from gating import reviews, services
 from gating.models import Output, Review, ReviewItem, TaskType
 from gating.roles import Role
 from learning.models import Alert, CycleRun, SimulatedTruth
-from learning.simulation import workers
-from learning.simulation.chunks import gate_chunk, replay_transaction
-from learning.simulation.world import (
+from simulator import workers
+from simulator.chunks import gate_chunk, replay_transaction
+from simulator.world import (
     DEFAULT_REVIEWERS,
     WORKDAY_END,
     WORKDAY_START,

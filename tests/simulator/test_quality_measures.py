@@ -1,11 +1,11 @@
-"""The measures the learning-quality claims are judged by (learning/simulation/quality.py),
+"""The measures the learning-quality claims are judged by (simulator/quality.py),
 on histories built by hand."""
 
 import numpy as np
 import pytest
 
-from learning.simulation import loop, quality, world
 from learning.statistics import thresholds
+from simulator import loop, quality, world
 
 GOOD, EDIT = (world.TRUTHS.index(t) for t in (world.Truth.GOOD, world.Truth.NEEDS_EDIT))
 

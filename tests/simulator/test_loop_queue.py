@@ -1,4 +1,4 @@
-"""The closed loop's queue (learning/simulation/loop.py): audits first up to the reserved
+"""The closed loop's queue (simulator/loop.py): audits first up to the reserved
 share, then oldest first, or with ``held_first`` the held outputs before the other audits;
 checked from the history's record of when each output was queued and reviewed. And
 ``quality.queue_work``'s counts, against a queue built by hand."""
@@ -6,7 +6,7 @@ checked from the history's record of when each output was queued and reviewed. A
 import numpy as np
 import pytest
 
-from learning.simulation import loop, quality
+from simulator import loop, quality
 
 # Scarce capacity, so that the queue backs up: 600 outputs a day, 60 reviews a day, no
 # learning (the thresholds stay where they start, and so do the audit rates).

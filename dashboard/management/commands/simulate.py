@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 from rich.progress import Progress
 
-from learning.simulation import run, world
+from simulator import run, world
 
 
 def _drift(text: str) -> world.Drift:

@@ -26,8 +26,8 @@ import numpy as np
 
 from gating import rounds, scoring
 from gating.rounds import Round
-from learning.simulation import world
 from learning.statistics import certify, labels, sampling, thresholds, weights
+from simulator import world
 
 BLOCKS_PER_DAY = 4
 THRESHOLD_EVERY = 2  # blocks: the thresholds cycle runs every 12 hours

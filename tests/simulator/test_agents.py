@@ -15,8 +15,8 @@ import pytest
 
 from dashboard import demo
 from gating.submissions import OutputSubmission
-from learning.simulation import agents
-from learning.simulation.world import (
+from simulator import agents
+from simulator.world import (
     AGENT_TASK_TYPES,
     DEFAULT_MODELS,
     DEFAULT_TASK_TYPES,

@@ -14,7 +14,7 @@ from django.db import connection, transaction
 from gating import bulk, services
 from gating.submissions import OutputSubmission
 from learning.models import SimulatedTruth
-from learning.simulation.world import DayTraffic, Truth
+from simulator.world import DayTraffic, Truth
 
 
 @contextmanager

@@ -43,7 +43,7 @@ def worker_gate(job: tuple[int, int, tuple[int, int]]) -> int:
         gc.set_threshold(_YOUNG_OBJECTS_BEFORE_A_PASS)
 
     from gating import services
-    from learning.simulation import chunks, world
+    from simulator import chunks, world
 
     day, hour, chunk = job
     if _state.get("hour") != (day, hour):

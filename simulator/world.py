@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from learning.simulation import agents
-from learning.simulation.agents import AgentProfile, Pattern
+from simulator import agents
+from simulator.agents import AgentProfile, Pattern
 
 
 class Truth(StrEnum):

@@ -114,7 +114,7 @@ def test_bad_options_are_clear_errors(args):
 def test_reviewers_decide_in_the_database_as_their_confusion_matrices_say():
     from collections import Counter
 
-    from learning.simulation import run, world
+    from simulator import run, world
 
     # Seed 12. Once audits that find fault got their second review, seed 11's history drew
     # 11 approves among the accurate reviewer's 116 reviews of bad outputs (2 % expected;
@@ -151,7 +151,7 @@ def test_reviewers_decide_in_the_database_as_their_confusion_matrices_say():
 def test_scheduled_work_runs_at_each_simulated_hours_end():
     from datetime import UTC, datetime, timedelta
 
-    from learning.simulation import run, world
+    from simulator import run, world
 
     seen = []
 
@@ -212,7 +212,7 @@ def test_worker_processes_store_the_same_history_as_one_process(requires_postgre
 
 @pytest.mark.django_db(transaction=True)
 def test_a_failing_worker_fails_the_run_with_its_error(requires_postgres):
-    from learning.simulation import run, world
+    from simulator import run, world
 
     # A task-type name the gate refuses: the workers' validation error reaches the caller.
     config = world.SimulationConfig(
@@ -224,7 +224,7 @@ def test_a_failing_worker_fails_the_run_with_its_error(requires_postgres):
 
 
 def test_each_busy_hours_outputs_are_split_into_an_even_number_of_equal_chunks():
-    from learning.simulation import run, world
+    from simulator import run, world
 
     # 20 outputs a day leaves most hours empty; 9,000 fills some beyond one chunk.
     for per_day in (20, 9_000):

@@ -16,8 +16,8 @@ import numpy as np
 from scipy.stats import t as student_t
 from sklearn.linear_model import LogisticRegression
 
-from learning.simulation import loop
 from learning.statistics import certify
+from simulator import loop
 
 GOOD = loop.GOOD
 BAD = loop.BAD

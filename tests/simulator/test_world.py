@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 
 from gating.submissions import OutputSubmission
-from learning.simulation.world import (
+from simulator.world import (
     DEFAULT_REVIEWERS,
     Action,
     Drift,

@@ -1,11 +1,11 @@
-"""Reviewers who are not Dawid-Skene (learning/simulation/world.py, ReviewerFlaws), by hand,
+"""Reviewers who are not Dawid-Skene (simulator/world.py, ReviewerFlaws), by hand,
 and in the closed loop."""
 
 import numpy as np
 import pytest
 
-from learning.simulation import loop, world
 from learning.statistics import labels
+from simulator import loop, world
 
 A, M, R = world.Action.APPROVE, world.Action.MODIFY, world.Action.REJECT
 HARSH = world.DEFAULT_REVIEWERS[1]  # good: approve 0.70, modify 0.18, reject 0.12
