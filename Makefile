@@ -22,7 +22,7 @@ STAMP := $(VENV)/.installed
 LOCK := requirements.lock
 DEV_LOCK := requirements-dev.lock
 
-.PHONY: run test lint format bench mutants lock lock-check clean
+.PHONY: run check test lint format bench mutants lock lock-check clean
 
 $(STAMP): pyproject.toml $(DEV_LOCK)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Gatehouse needs Python 3.11: set PYTHON=python3.11")'
@@ -90,12 +90,24 @@ run: $(STAMP)
 	$(BIN)/python manage.py demo_setup
 	$(BIN)/honcho start -f Procfile
 
-## The whole suite: lock files in sync, lint, migrations in sync, then pytest (PostgreSQL and Redis when reachable).
+# Test processes (pytest-xdist): one per core. Tests that share Redis, or start servers,
+# browsers or workers, run one after another on one of them (tests/conftest.py).
+TEST_PROCESSES ?= auto
+PYTEST := $(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadgroup
+
+## The fast tier: lint, migrations in sync, and every test not marked slow (about 3 min on two cores).
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python manage.py makemigrations --check --dry-run
+	$(PYTEST) -m "not slow"
+
+## The whole suite, every tier: lock files in sync, lint, migrations in sync, then pytest (PostgreSQL and Redis when reachable).
 test: $(STAMP) lock-check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python manage.py makemigrations --check --dry-run
-	$(BIN)/python -m pytest
+	$(PYTEST)
 
 format: $(STAMP)
 	$(BIN)/ruff format .

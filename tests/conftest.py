@@ -3,7 +3,27 @@ from django.conf import settings
 from rest_framework.test import APIClient
 
 from gating.roles import Role
-from tests.factories import UserFactory, token_for
+from tests.factories import UserFactory, token_for, valid_submission
+
+# The tiers (README, "Tests"). `make check` leaves out what is marked slow: besides the tests
+# marked so where they stand, every test of these folders (browsers, servers and the
+# contract's fuzzing) and every test that needs Redis or checks a guarantee statistically.
+SLOW_FOLDERS = ("browser", "contract", "reliability")
+SLOW_MARKS = ("statistical", "redis")
+# Under pytest-xdist (`make test`), these share one worker, one after another: the tests
+# that need Redis share its one test database, and the folders above start servers,
+# browsers and worker processes that two at once would starve on two cores.
+SERIAL_MARKS = ("redis",)
+
+
+def pytest_collection_modifyitems(config, items):
+    tests_root = config.rootpath / "tests"
+    for item in items:
+        folder = item.path.relative_to(tests_root).parts[0]
+        if folder in SLOW_FOLDERS or any(item.get_closest_marker(m) for m in SLOW_MARKS):
+            item.add_marker(pytest.mark.slow)
+        if folder in SLOW_FOLDERS or any(item.get_closest_marker(m) for m in SERIAL_MARKS):
+            item.add_marker(pytest.mark.xdist_group("serial"))
 
 
 @pytest.fixture
@@ -77,16 +97,12 @@ def held_outputs(gateway):
     and no audits, unless the keyword arguments say otherwise.
     """
     from gating import services
-    from gating.submissions import OutputSubmission
-    from tests.factories import SubmissionFactory, TaskTypeFactory
+    from tests.factories import TaskTypeFactory
 
     def _held(count=1, *, task_type="held", model="model-a", **task_type_fields):
         fields = {"reviewed_count": 0, "double_review_rate": 0.0, **task_type_fields}
         TaskTypeFactory(name=task_type, **fields)
-        submissions = [
-            OutputSubmission(**SubmissionFactory(task_type=task_type, model=model))
-            for _ in range(count)
-        ]
+        submissions = [valid_submission(task_type=task_type, model=model) for _ in range(count)]
         results = services.output_ingest_batch(source=gateway, submissions=submissions)
         return [r.output for r in results]
 

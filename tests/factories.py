@@ -3,8 +3,9 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from gating import services
-from gating.models import TaskModelStats, TaskType
+from gating.models import Output, TaskModelStats, TaskType
 from gating.roles import Role
+from gating.submissions import OutputSubmission
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -89,3 +90,25 @@ def logged_in(user=None, **client_options) -> Client:
     if user is not None:
         client.force_login(user)
     return client
+
+
+def ingested(gateway, **fields) -> Output:
+    """One output sent through the gate by ``gateway``: a ``SubmissionFactory`` with ``fields``."""
+    return services.output_ingest(
+        source=gateway, submission=OutputSubmission(**SubmissionFactory(**fields))
+    ).output
+
+
+def ingested_many(gateway, submissions, *, at=None) -> list[Output]:
+    """``submissions`` sent through the gate in one batch by ``gateway``; with ``at``, each
+    arriving then, as the simulator stores history."""
+    created_at = None if at is None else [at] * len(submissions)
+    results = services.output_ingest_batch(
+        source=gateway, submissions=submissions, created_at=created_at
+    )
+    return [r.output for r in results]
+
+
+def valid_submission(**fields) -> OutputSubmission:
+    """A valid submission, as a gateway sends one: ``SubmissionFactory`` with ``fields``."""
+    return OutputSubmission(**SubmissionFactory(**fields))

@@ -12,9 +12,8 @@ from playwright.sync_api import expect
 from gating import services
 from gating.models import Output, Review, ReviewItem
 from gating.roles import Role
-from gating.submissions import OutputSubmission
 from tests.browser.helpers import log_in
-from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory
+from tests.factories import TaskTypeFactory, UserFactory, valid_submission
 
 SCRIPT = "<script>window.__xss=1</script>"
 IMG = '</script><img src=x onerror="window.__xss=1">'
@@ -28,7 +27,7 @@ def hold():
     TaskTypeFactory(name="t1", reviewed_count=0, double_review_rate=0.0)
 
     def _hold(**fields) -> Output:
-        submission = OutputSubmission(**SubmissionFactory(task_type="t1", **fields))
+        submission = valid_submission(task_type="t1", **fields)
         return services.output_ingest(source=gateway, submission=submission).output
 
     return _hold

@@ -12,7 +12,8 @@ from dashboard.demo import DEMO_SCORERS
 from gating.models import Output, Review, ReviewItem
 from learning.models import CycleRun, SimulatedTruth
 
-pytestmark = pytest.mark.django_db
+# Slow (seeds the demo): `make check` leaves it out.
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 
 @pytest.fixture

@@ -15,7 +15,8 @@ from gating.scoring import Decision
 from learning.models import SimulatedTruth, ThresholdChange
 from simulator.world import Truth
 
-pytestmark = pytest.mark.django_db
+# Slow (seeds the whole demo): `make check` leaves it out.
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 # A Wednesday afternoon, as make run might be started.
 UNTIL = datetime(2026, 3, 4, 15, 30, tzinfo=UTC)

@@ -4,7 +4,7 @@ import pytest
 from django.test import Client
 
 from gating.roles import Role
-from tests.factories import UserFactory
+from tests.factories import UserFactory, valid_submission
 
 pytestmark = pytest.mark.django_db
 
@@ -21,8 +21,7 @@ def two_gateways_outputs(gateway, user_in):
     """A warning from the ``gateway`` fixture's user and one from another gateway: a task
     type out of cold start whose thresholds make every score a warning."""
     from gating import services
-    from gating.submissions import OutputSubmission
-    from tests.factories import SubmissionFactory, TaskTypeFactory
+    from tests.factories import TaskTypeFactory
 
     TaskTypeFactory(
         name="flagged", review_threshold=0.0, approve_threshold=10.0, reviewed_count=1000
@@ -31,7 +30,7 @@ def two_gateways_outputs(gateway, user_in):
     outputs = [
         services.output_ingest(
             source=source,
-            submission=OutputSubmission(**SubmissionFactory(task_type="flagged")),
+            submission=valid_submission(task_type="flagged"),
         ).output
         for source in (gateway, other)
     ]

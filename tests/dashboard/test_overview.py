@@ -9,7 +9,7 @@ from gating import reviews, services
 from gating.models import Output, ReviewItem
 from gating.roles import Role
 from gating.submissions import OutputSubmission
-from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory
+from tests.factories import TaskTypeFactory, UserFactory, valid_submission
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +21,7 @@ def _submission(n: int) -> OutputSubmission:
         {"name": "schema", "passed": n % 2 == 0},
         {"name": "grammar", "passed": True},
     ]
-    return OutputSubmission(**SubmissionFactory(task_type="overview", validators=validators))
+    return valid_submission(task_type="overview", validators=validators)
 
 
 @pytest.fixture

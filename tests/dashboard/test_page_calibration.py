@@ -18,7 +18,7 @@ from gating.models import Review, ReviewItem
 from gating.roles import Role
 from gating.submissions import OutputSubmission
 from learning.models import CycleRun, ThresholdChange
-from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory
+from tests.factories import TaskTypeFactory, UserFactory, valid_submission
 
 pytestmark = pytest.mark.django_db
 
@@ -29,10 +29,8 @@ def _submission(n: int) -> OutputSubmission:
         {"name": "schema", "passed": n % 2 == 0},
         {"name": "grammar", "passed": n % 5 != 0},
     ]
-    return OutputSubmission(
-        **SubmissionFactory(
-            task_type="calibrated", model=f"model-{'ab'[n % 2]}", validators=validators
-        )
+    return valid_submission(
+        task_type="calibrated", model=f"model-{'ab'[n % 2]}", validators=validators
     )
 
 

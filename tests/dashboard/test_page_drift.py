@@ -19,7 +19,7 @@ from learning.alerts import PSI_LIMIT
 from learning.cycles import cycle_run
 from learning.models import CycleRun, ThresholdChange
 from learning.statistics import drift
-from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory
+from tests.factories import TaskTypeFactory, UserFactory, valid_submission
 
 pytestmark = pytest.mark.django_db
 
@@ -37,9 +37,7 @@ def _submission(day: int, n: int) -> OutputSubmission:
         {"name": "schema", "passed": n % 3 != 0},
         {"name": "grammar", "passed": not shifted or n % 2 == 0},
     ]
-    return OutputSubmission(
-        **SubmissionFactory(task_type="drifting", model=model, validators=validators)
-    )
+    return valid_submission(task_type="drifting", model=model, validators=validators)
 
 
 @pytest.fixture

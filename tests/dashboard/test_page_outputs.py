@@ -6,19 +6,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from dashboard.rollups import rollups_refresh
-from gating import reviews, services
+from gating import reviews
 from gating.models import Output, ReviewItem, Webhook, WebhookAttempt, WebhookDelivery
 from gating.roles import Role
-from gating.submissions import OutputSubmission
-from tests.factories import SubmissionFactory, TaskTypeFactory, logged_in
+from tests.factories import TaskTypeFactory, ingested, logged_in
 
 pytestmark = pytest.mark.django_db
-
-
-def _ingest(gateway, **fields) -> Output:
-    return services.output_ingest(
-        source=gateway, submission=OutputSubmission(**SubmissionFactory(**fields))
-    ).output
 
 
 @pytest.fixture
@@ -28,7 +21,7 @@ def outputs(gateway):
     made = []
     for n in range(12):
         made.append(
-            _ingest(
+            ingested(
                 gateway,
                 external_id=f"order-{n:02d}" if n % 2 else f"ticket-{n:02d}",
                 task_type="summarize" if n % 3 else "translate",
@@ -115,7 +108,7 @@ def test_a_bad_parameter_is_a_400_naming_it(user_in, query, field):
 
 def test_the_output_page_keeps_hostile_text_as_text(user_in, gateway):
     TaskTypeFactory(name="summarize")
-    hostile = _ingest(
+    hostile = ingested(
         gateway,
         external_id="<img src=x onerror=alert(1)>",
         input="<script>alert('in')</script>",
@@ -133,7 +126,7 @@ def test_the_output_page_keeps_hostile_text_as_text(user_in, gateway):
 def test_the_output_page_shows_its_whole_history(user_in, gateway):
     TaskTypeFactory(name="held", reviewed_count=0)
     Webhook.objects.create(owner=gateway, url="https://93.184.216.34/decisions")
-    output = _ingest(gateway, task_type="held", external_id="held-1")
+    output = ingested(gateway, task_type="held", external_id="held-1")
     reviewer = user_in(Role.REVIEWER, username="rita")
     item = reviews.item_claim(reviewer=reviewer, items=ReviewItem.objects.filter(output=output))
     reviews.item_decide(
@@ -160,6 +153,6 @@ def test_the_output_page_shows_its_whole_history(user_in, gateway):
 
 def test_the_overview_links_warnings_to_the_output_page(user_in, gateway):
     TaskTypeFactory(name="flagged", review_threshold=0.0, approve_threshold=10.0)
-    warning = _ingest(gateway, task_type="flagged")
+    warning = ingested(gateway, task_type="flagged")
     page = logged_in(user_in(Role.LEAD)).get("/").content.decode()
     assert f'href="/dashboard/outputs/{warning.pk}/"' in page

@@ -12,8 +12,7 @@ from dashboard.rollups import queue_snapshot_take, rollups_refresh
 from gating import reviews, services
 from gating.models import Review, ReviewItem
 from gating.roles import Role
-from gating.submissions import OutputSubmission
-from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory
+from tests.factories import TaskTypeFactory, UserFactory, valid_submission
 
 pytestmark = pytest.mark.django_db
 
@@ -26,9 +25,7 @@ def queue(gateway):
     """Nine held outputs (cold start), five decided by two reviewers, four left open."""
     TaskTypeFactory(name="held", reviewed_count=0, double_review_rate=0.0)
     for _ in range(9):
-        services.output_ingest(
-            source=gateway, submission=OutputSubmission(**SubmissionFactory(task_type="held"))
-        )
+        services.output_ingest(source=gateway, submission=valid_submission(task_type="held"))
     people = [UserFactory(role=Role.REVIEWER, username=n) for n in ("ann", "bob")]
     start = timezone.now() - timedelta(hours=2)
     for n, took in enumerate(TOOK):

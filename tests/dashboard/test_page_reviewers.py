@@ -17,10 +17,9 @@ from dashboard.rollups import rollups_refresh
 from gating import reviews, services
 from gating.models import Review, ReviewItem
 from gating.roles import Role
-from gating.submissions import OutputSubmission
 from learning.cycles import cycle_run
 from learning.models import ReviewerReliability
-from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory
+from tests.factories import TaskTypeFactory, UserFactory, valid_submission
 
 pytestmark = pytest.mark.django_db
 
@@ -44,7 +43,7 @@ def judged(gateway):
     outputs = [
         services.output_ingest(
             source=gateway,
-            submission=OutputSubmission(**SubmissionFactory(task_type="paired")),
+            submission=valid_submission(task_type="paired"),
         ).output
         for _ in range(OUTPUTS)
     ]

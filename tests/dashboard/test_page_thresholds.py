@@ -13,8 +13,7 @@ from dashboard.models import OutputRollup, ReviewRollup
 from gating import services
 from gating.models import AuditEvent, OutboxMessage, TaskType, Validator
 from gating.roles import Role
-from gating.submissions import OutputSubmission
-from tests.factories import SubmissionFactory, TaskTypeFactory, logged_in
+from tests.factories import TaskTypeFactory, ingested, logged_in
 
 pytestmark = pytest.mark.django_db
 
@@ -26,14 +25,8 @@ def task_type(gateway) -> TaskType:
     made = TaskTypeFactory(
         name="summarize", review_threshold=4.0, approve_threshold=7.0, cold_start_margin=0.0
     )
-    _ingest(gateway)  # creates the validators, and fills the gate's cache
+    ingested(gateway, task_type="summarize")  # creates the validators, and fills the gate's cache
     return made
-
-
-def _ingest(gateway):
-    return services.output_ingest(
-        source=gateway, submission=OutputSubmission(**SubmissionFactory(task_type="summarize"))
-    ).output
 
 
 def _form(task_type: TaskType, **changes) -> dict:
@@ -123,7 +116,7 @@ def test_an_admins_edit_is_audited_and_reaches_the_gate(
     assert event.after["weights"] == {"facts": 2.5}
     assert event.after["reason"] == "Too many reviews for what they find"
     assert event.after["source"] == "page"
-    assert _ingest(gateway).review_threshold == 4.5
+    assert ingested(gateway, task_type="summarize").review_threshold == 4.5
     assert "Saved the settings of summarize." in client.get(response["Location"]).content.decode()
 
 
@@ -153,7 +146,7 @@ def test_an_admin_chooses_the_scorer_and_the_gate_uses_it(user_in, task_type, ga
     assert event.after["scorer"] == "evidence_quality"
     # Without evidence the chosen scorer gives way to validators, and says so.
     services.gate_caches_clear()
-    output = _ingest(gateway)
+    output = ingested(gateway, task_type="summarize")
     assert output.scorer == "validators-v2"
     assert "evidence_quality reads" in output.reasons[0]
 
@@ -349,13 +342,13 @@ def test_auto_approval_turned_off_on_the_page_delivers_as_warnings(user_in, gate
     # The factory's submission scores above the approve threshold of 7.0 once out of cold
     # start; the switch, unticked, makes the same output a warning.
     TaskType.objects.filter(pk=task_type.pk).update(cold_start_reviews=0)
-    assert _ingest(gateway).decision == "approved"
+    assert ingested(gateway, task_type="summarize").decision == "approved"
     form = _form(task_type)
     del form["auto_approve"]
     response = logged_in(user_in(Role.ADMIN)).post(PAGE, form)
     assert response.status_code == 302
     (event,) = AuditEvent.objects.filter(action="threshold_edit")
     assert (event.before["auto_approve"], event.after["auto_approve"]) == (True, False)
-    output = _ingest(gateway)
+    output = ingested(gateway, task_type="summarize")
     assert output.decision == "warning"
     assert any("auto-approval is off" in reason for reason in output.reasons)

@@ -30,11 +30,11 @@ from dashboard.rollups import queue_snapshot_take, rollups_refresh
 from gating import services
 from gating.models import AuditEvent, OutboxMessage
 from gating.roles import Role
-from gating.submissions import OutputSubmission
 from learning.models import Alert, CycleRun
-from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory
+from tests.factories import TaskTypeFactory, UserFactory, valid_submission
 
-pytestmark = pytest.mark.django_db
+# Slow (every page under generated parameters): `make check` leaves it out.
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 # More than a page of outputs, so that the outputs page links to the next one.
 OUTPUTS = 51
@@ -257,8 +257,7 @@ def site(gateway) -> list[Door]:
     rolled up, a queue snapshot, an open alert), and the doors into the pages."""
     TaskTypeFactory(name="summarize", reviewed_count=0, double_review_rate=0.0)
     submissions = [
-        OutputSubmission(**SubmissionFactory(task_type="summarize", model=f"model-{n % 2}"))
-        for n in range(OUTPUTS)
+        valid_submission(task_type="summarize", model=f"model-{n % 2}") for n in range(OUTPUTS)
     ]
     services.output_ingest_batch(source=gateway, submissions=submissions)
     rollups_refresh()

@@ -32,7 +32,13 @@ from gating.models import Output, Review, ReviewItem
 from gating.reviews import DecisionInput
 from gating.roles import Role
 from gating.submissions import OutputSubmission
-from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory
+from tests.factories import (
+    SubmissionFactory,
+    TaskTypeFactory,
+    UserFactory,
+    ingested_many,
+    valid_submission,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -233,12 +239,7 @@ def submissions(count: int, *, task_type: str, seed: int = 0, models=("model-a",
 
 def ingest(gateway, count: int, *, task_type: str = "summarize", seed: int = 0, **kw):
     TaskTypeFactory(name=task_type, **kw)
-    return [
-        r.output
-        for r in services.output_ingest_batch(
-            source=gateway, submissions=submissions(count, task_type=task_type, seed=seed)
-        )
-    ]
+    return ingested_many(gateway, submissions(count, task_type=task_type, seed=seed))
 
 
 def decide_some(reviewer, count: int, *, now: datetime) -> list[Review]:
@@ -386,10 +387,7 @@ def test_a_run_killed_halfway_leaves_whole_batches_and_the_next_run_completes(ga
 def ingest_at(gateway, count: int, *, at: datetime, task_type="summarize", seed=0):
     """Outputs with a past arrival time, as the simulator stores them."""
     TaskTypeFactory(name=task_type)
-    sent = submissions(count, task_type=task_type, seed=seed)
-    return services.output_ingest_batch(
-        source=gateway, submissions=sent, created_at=[at] * len(sent)
-    )
+    return ingested_many(gateway, submissions(count, task_type=task_type, seed=seed), at=at)
 
 
 def test_history_stored_with_old_timestamps_is_rolled_up_by_the_next_refresh(gateway):
@@ -413,6 +411,7 @@ def test_history_stored_with_old_timestamps_is_rolled_up_by_the_next_refresh(gat
     assert_rollups_equal_raw()
 
 
+@pytest.mark.slow
 def test_a_simulation_is_rolled_up_by_the_refresh():
     from simulator import run, world
 
@@ -477,8 +476,8 @@ def test_score_edges_land_in_the_bucket_that_starts_there(gateway):
     ]
     ten = [{"name": n, "passed": True} for n in ("facts", "schema", "grammar", "length")]
     sent = [
-        OutputSubmission(**SubmissionFactory(validators=four, input_clarity=1.0, **edge)),
-        OutputSubmission(**SubmissionFactory(validators=ten, input_clarity=1.0, **edge)),
+        valid_submission(validators=four, input_clarity=1.0, **edge),
+        valid_submission(validators=ten, input_clarity=1.0, **edge),
     ]
     results = services.output_ingest_batch(source=gateway, submissions=sent)
     assert [r.output.score for r in results] == [4.0, 10.0]
@@ -502,6 +501,7 @@ def test_score_edges_land_in_the_bucket_that_starts_there(gateway):
     assert_rollups_equal_raw()
 
 
+@pytest.mark.slow
 def test_the_demo_opens_with_its_rollups_and_queue_history_built(settings, tmp_path):
     import time_machine
 

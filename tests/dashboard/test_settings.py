@@ -10,6 +10,9 @@ from django.db import connection
 
 from dashboard.settings.base import BASE_DIR
 
+# Slow (starts Django in subprocesses): `make check` leaves it out.
+pytestmark = pytest.mark.slow
+
 
 def test_ci_runs_against_postgresql_and_redis():
     if os.environ.get("CI") != "true":

@@ -16,7 +16,7 @@ from gating.scoring import ApproveRequires, Decision, GatePolicy, Guarantee, Pai
 from gating.submissions import OutputSubmission
 from learning import cycles
 from learning.statistics import thresholds
-from tests.factories import SubmissionFactory, TaskTypeFactory
+from tests.factories import SubmissionFactory, TaskTypeFactory, valid_submission
 
 PAST_COLD_START = {"task_type_reviewed": 10**6, "cold_start_margin": 0.0}
 TRUSTED = PairHistory(reviewed=100, approved_unchanged=100)
@@ -197,7 +197,7 @@ def test_the_webhook_carries_the_guarantee(gateway):
     )
     output = services.output_ingest(
         source=gateway,
-        submission=OutputSubmission(**SubmissionFactory(task_type="withheld")),
+        submission=valid_submission(task_type="withheld"),
     ).output
     payload = webhooks.event_payload(output=output, event_type="output.decided")
     assert payload["output"]["approve_guarantee"] == "none"

@@ -12,8 +12,7 @@ from gating.models import Output, ReviewItem, TaskType
 from gating.reviews import DecisionInput
 from gating.roles import Role
 from gating.scoring import Decision
-from gating.submissions import OutputSubmission
-from tests.factories import SubmissionFactory, TaskTypeFactory
+from tests.factories import TaskTypeFactory, valid_submission
 
 pytestmark = pytest.mark.django_db
 
@@ -55,7 +54,7 @@ def draw(gateway):
             review_threshold=1.0, approve_threshold=approve
         )
         services.gate_caches_clear()
-        submission = OutputSubmission(**SubmissionFactory(task_type=task_type))
+        submission = valid_submission(task_type=task_type)
         (result,) = services.output_ingest_batch(
             source=gateway, submissions=[submission], created_at=[when]
         )

@@ -17,8 +17,7 @@ from gating import reviews, services
 from gating.models import AuditEvent, ReviewItem
 from gating.reviews import DecisionInput
 from gating.roles import Role
-from gating.submissions import OutputSubmission
-from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory
+from tests.factories import TaskTypeFactory, UserFactory, valid_submission
 
 
 @pytest.fixture
@@ -27,9 +26,7 @@ def audited_outputs(gateway):
 
     def _audited(count=1, *, task_type="audited"):
         TaskTypeFactory(name=task_type, audit_rate_approved=1.0, audit_rate_warning=1.0)
-        submissions = [
-            OutputSubmission(**SubmissionFactory(task_type=task_type)) for _ in range(count)
-        ]
+        submissions = [valid_submission(task_type=task_type) for _ in range(count)]
         results = services.output_ingest_batch(source=gateway, submissions=submissions)
         return [r.output for r in results]
 
@@ -166,6 +163,7 @@ def test_only_the_claims_of_the_last_hour_count(
 REVIEWERS = 8
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_eight_reviewers_take_the_audits_early_and_no_item_twice(
     requires_postgres, held_outputs, audited_outputs, settings

@@ -8,8 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from gating import services
 from gating.models import TaskType
-from gating.submissions import OutputSubmission
-from tests.factories import SubmissionFactory, TaskTypeFactory
+from tests.factories import SubmissionFactory, TaskTypeFactory, valid_submission
 
 pytestmark = pytest.mark.django_db(transaction=True)
 URL = "/api/v1/outputs/"
@@ -57,7 +56,7 @@ def test_a_threshold_edit_applies_at_once_in_this_process(gateway_api, admin_api
 
 
 def test_a_rolled_back_transaction_leaves_no_task_type_in_the_cache(gateway_api, gateway):
-    submission = OutputSubmission(**SubmissionFactory(task_type="phantom"))
+    submission = valid_submission(task_type="phantom")
     with pytest.raises(RuntimeError), transaction.atomic():
         services.output_ingest(source=gateway, submission=submission)
         raise RuntimeError("roll back after the task type was created and loaded")

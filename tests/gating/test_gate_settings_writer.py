@@ -190,6 +190,7 @@ def test_the_pages_door_is_a_service_call(task_type, admin, gateway_api):
     assert answer["score"] == pytest.approx(2.0)  # 8 * 1 / (1 + 3)
 
 
+@pytest.mark.slow
 def test_the_cycles_door(gateway_api):
     # Audits and budgets generous enough for two days of verdicts to certify a threshold
     # that moves.

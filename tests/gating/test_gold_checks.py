@@ -8,8 +8,7 @@ from gating.exceptions import DecisionInvalid
 from gating.models import Output, ReviewItem, TaskType, Webhook, WebhookDelivery
 from gating.reviews import DecisionInput, RecordedDecision
 from gating.roles import Role
-from gating.submissions import OutputSubmission
-from tests.factories import SubmissionFactory, TaskTypeFactory
+from tests.factories import TaskTypeFactory, valid_submission
 
 GOLD = ReviewItem.Kind.GOLD
 
@@ -49,7 +48,7 @@ def audited(gateway, settings):
     )
     Webhook.objects.create(owner=gateway, url="https://hooks.example.com/gh", secret="s")
     output = services.output_ingest(
-        source=gateway, submission=OutputSubmission(**SubmissionFactory(task_type="warm"))
+        source=gateway, submission=valid_submission(task_type="warm")
     ).output
     assert ReviewItem.objects.get(output=output).kind == ReviewItem.Kind.AUDIT
     return output

@@ -9,8 +9,7 @@ from django.utils import timezone
 from gating import reviews, services
 from gating.models import Output, Review, ReviewItem
 from gating.roles import Role
-from gating.submissions import OutputSubmission
-from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory, logged_in
+from tests.factories import TaskTypeFactory, UserFactory, logged_in, valid_submission
 
 SCRIPT = "<script>window.__xss=1</script>"
 IMG = '</script><img src=x onerror="window.__xss=1">'
@@ -25,7 +24,7 @@ def hold(gateway):
         outputs = [
             services.output_ingest(
                 source=gateway,
-                submission=OutputSubmission(**SubmissionFactory(task_type=task_type, **fields)),
+                submission=valid_submission(task_type=task_type, **fields),
             ).output
             for _ in range(count)
         ]

@@ -14,7 +14,12 @@ from gating.reviews import DecisionInput
 from gating.roles import Role
 from tests.factories import UserFactory, token_for
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("requires_postgres")]
+# Slow (reviewers in threads on PostgreSQL): `make check` leaves it out.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("requires_postgres"),
+]
 
 REVIEWERS = 16
 ITEMS = 2_000

@@ -19,6 +19,7 @@ from gating.models import (
 from gating.reviews import DecisionInput
 from gating.roles import Role
 from gating.scoring import Decision
+from tests.factories import valid_submission
 
 pytestmark = pytest.mark.django_db
 
@@ -169,15 +170,14 @@ def test_a_rejected_audit_leaves_the_delivery_alone_and_tells_the_gateway(
     gateway, reviewers, held_outputs
 ):
     from gating import services
-    from gating.submissions import OutputSubmission
-    from tests.factories import SubmissionFactory, TaskTypeFactory
+    from tests.factories import TaskTypeFactory
 
     TaskTypeFactory(
         name="warm", audit_rate_approved=1.0, audit_rate_warning=1.0, double_review_rate=0.0
     )
     Webhook.objects.create(owner=gateway, url="https://hooks.example.com/gh", secret="s")
     output = services.output_ingest(
-        source=gateway, submission=OutputSubmission(**SubmissionFactory(task_type="warm"))
+        source=gateway, submission=valid_submission(task_type="warm")
     ).output
     assert output.status == "approved"  # delivered at once
 
@@ -199,14 +199,13 @@ def test_a_rejected_audit_leaves_the_delivery_alone_and_tells_the_gateway(
 def audited(gateway):
     """An output delivered at once and drawn for audit (never for a drawn second review)."""
     from gating import services
-    from gating.submissions import OutputSubmission
-    from tests.factories import SubmissionFactory, TaskTypeFactory
+    from tests.factories import TaskTypeFactory
 
     TaskTypeFactory(
         name="warm", audit_rate_approved=1.0, audit_rate_warning=1.0, double_review_rate=0.0
     )
     output = services.output_ingest(
-        source=gateway, submission=OutputSubmission(**SubmissionFactory(task_type="warm"))
+        source=gateway, submission=valid_submission(task_type="warm")
     ).output
     assert output.status == "approved"
     assert not ReviewItem.objects.get(output=output).needs_second_review

@@ -13,8 +13,7 @@ from gating import services
 from gating.exceptions import TaskTypeInvalid
 from gating.models import AuditEvent, TaskType
 from gating.roles import Role
-from gating.submissions import OutputSubmission
-from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory, token_for
+from tests.factories import TaskTypeFactory, UserFactory, token_for, valid_submission
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("requires_postgres")]
 
@@ -104,7 +103,7 @@ def test_an_edit_in_progress_does_not_hold_up_new_outputs_of_its_task_type(gatew
         finally:
             connection.close()
 
-    submission = OutputSubmission(**SubmissionFactory(task_type="racing"))
+    submission = valid_submission(task_type="racing")
     with ThreadPoolExecutor(1) as pool:
         editing = pool.submit(edit)
         assert locked.wait(timeout=10)

@@ -7,12 +7,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from gating import services
 from gating.models import AuditEvent, TaskType
 from gating.roles import Role
-from gating.submissions import OutputSubmission
 from learning.models import CycleRun, TierAssessment
-from tests.factories import SubmissionFactory, TaskTypeFactory
+from tests.factories import SubmissionFactory, TaskTypeFactory, ingested
 
 LIST = "/api/v1/task-types/"
 STATES = "/api/v1/thresholds/states/"
@@ -22,12 +20,6 @@ GATEWAY_FIELDS = {"name", "scorer", "review_threshold", "approve_threshold", "au
 
 def detail(name: str) -> str:
     return f"/api/v1/task-types/{name}/"
-
-
-def ingest(gateway, task_type: str) -> None:
-    services.output_ingest(
-        source=gateway, submission=OutputSubmission(**SubmissionFactory(task_type=task_type))
-    )
 
 
 @pytest.fixture
@@ -41,8 +33,8 @@ def task_types(gateway, other_gateway):
     "unused"; an admin shared "common"."""
     for name in ("mine", "theirs", "unused", "common"):
         TaskTypeFactory(name=name, shared=name == "common")
-    ingest(gateway, "mine")
-    ingest(other_gateway, "theirs")
+    ingested(gateway, task_type="mine")
+    ingested(other_gateway, task_type="theirs")
 
 
 def names(api, url=LIST) -> list[str]:
@@ -115,11 +107,11 @@ def test_a_first_output_makes_a_task_type_visible_and_later_ones_write_nothing_m
     TaskTypeFactory(name="fresh")
     assert gateway_api.get(detail("fresh")).status_code == 404
 
-    ingest(gateway, "fresh")
+    ingested(gateway, task_type="fresh")
     assert names(gateway_api) == ["fresh"]
 
     with CaptureQueriesContext(connection) as queries:
-        ingest(gateway, "fresh")
+        ingested(gateway, task_type="fresh")
     assert not [q for q in queries if "task_type_use" in q["sql"].lower()]
 
 
@@ -195,8 +187,8 @@ def test_the_migration_records_the_pairs_of_the_outputs_stored_before(gateway, o
     from gating.models import TaskTypeCreation, TaskTypeUse
 
     TaskTypeFactory(name="mine")
-    ingest(gateway, "mine")
-    ingest(gateway, "mine")
+    ingested(gateway, task_type="mine")
+    ingested(gateway, task_type="mine")
     created = TaskTypeFactory(name="created")
     TaskTypeCreation.objects.create(task_type=created, gateway=other_gateway)
     # As before the ingest recorded them.

@@ -19,8 +19,7 @@ from gating import services, webhooks
 from gating.models import WebhookDelivery
 from gating.reviews import DecisionInput, item_claim, item_decide
 from gating.roles import Role
-from gating.submissions import OutputSubmission
-from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory
+from tests.factories import TaskTypeFactory, UserFactory, valid_submission
 from tests.gating.test_webhooks import Receiver, expected_signature, signature_parts
 from tests.processes import celery_process, process_env, relay_process
 
@@ -80,7 +79,7 @@ def test_a_decision_is_delivered_by_a_real_worker_after_one_retry(worker, receiv
         owner=gateway, url=receiver.url, actor=UserFactory(role=Role.ADMIN)
     )
     TaskTypeFactory(name="fresh", reviewed_count=0, double_review_rate=0)
-    submission = OutputSubmission(**SubmissionFactory(task_type="fresh"))
+    submission = valid_submission(task_type="fresh")
     output = services.output_ingest(source=gateway, submission=submission).output
     assert output.decision == "pending_review"  # cold start holds it
     item = item_claim(reviewer=reviewer)

@@ -22,8 +22,7 @@ from gating import services, tasks, webhooks
 from gating.models import AuditEvent, OutboxMessage, Webhook, WebhookDelivery
 from gating.reviews import DecisionInput, item_claim, item_decide
 from gating.roles import Role
-from gating.submissions import OutputSubmission
-from tests.factories import SubmissionFactory, TaskTypeFactory
+from tests.factories import TaskTypeFactory, valid_submission
 
 PUBLIC_IP = "93.184.216.34"
 PAYLOAD = {
@@ -574,7 +573,7 @@ def test_resume_queues_only_deliveries_whose_task_was_lost(register, sent):
 
 def held_output(source, task_type="fresh"):
     TaskTypeFactory(name=task_type, reviewed_count=0, double_review_rate=0)
-    submission = OutputSubmission(**SubmissionFactory(task_type=task_type))
+    submission = valid_submission(task_type=task_type)
     output = services.output_ingest(source=source, submission=submission).output
     assert output.decision == "pending_review"
     return output
@@ -652,7 +651,7 @@ def test_only_a_rejecting_audit_of_a_delivered_output_emits(
     TaskTypeFactory(
         name="audited", audit_rate_approved=1, audit_rate_warning=1, double_review_rate=0
     )
-    submission = OutputSubmission(**SubmissionFactory(task_type="audited"))
+    submission = valid_submission(task_type="audited")
     output = services.output_ingest(source=gateway, submission=submission).output
     assert output.decision in ("approved", "warning")
     reviewer = user_in(Role.REVIEWER)

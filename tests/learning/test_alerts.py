@@ -10,10 +10,9 @@ from gating import reviews, services
 from gating.models import OutboxMessage, ReviewItem, TaskType, Webhook, WebhookDelivery
 from gating.reviews import DecisionInput, RecordedDecision
 from gating.roles import Role
-from gating.submissions import OutputSubmission
 from learning import alerts
 from learning.models import Alert
-from tests.factories import SubmissionFactory, TaskTypeFactory
+from tests.factories import TaskTypeFactory, ingested_many, valid_submission
 
 pytestmark = pytest.mark.django_db
 
@@ -32,13 +31,9 @@ def ingest(gateway, count, *, at, task_type="t", facts=True, **fields):
         )
     validators = [{"name": "facts", "passed": facts}, {"name": "tone", "passed": True}]
     submissions = [
-        OutputSubmission(**SubmissionFactory(task_type=task_type, validators=validators))
-        for _ in range(count)
+        valid_submission(task_type=task_type, validators=validators) for _ in range(count)
     ]
-    results = services.output_ingest_batch(
-        source=gateway, submissions=submissions, created_at=[at] * count
-    )
-    return [r.output for r in results]
+    return ingested_many(gateway, submissions, at=at)
 
 
 def decide(outputs, reviewer, action, at):

@@ -14,6 +14,9 @@ from gating.scoring import ApproveRequires
 from learning import evidence, selectors
 from simulator import loop, quality
 
+# Slow (closed-loop histories): `make check` leaves it out.
+pytestmark = pytest.mark.slow
+
 SEED = 3000
 DAYS = 24
 

@@ -39,6 +39,7 @@ def simulate_history(days=4, outputs_per_day=1500, reviews_per_hour=40, **task_t
     return datetime.combine(START + timedelta(days=days), datetime.min.time(), UTC)
 
 
+@pytest.mark.slow
 def test_validators_cycle_weighs_each_failure_by_what_it_says():
     # Audits at a high rate: the verdicts on held outputs alone are a biased sample (an
     # output held although facts passed must have failed something else), which the
@@ -153,6 +154,7 @@ def test_tiers_cycle_ranks_models_by_adjusted_score():
     assert rows[0].model == "gpt-x-large"
 
 
+@pytest.mark.slow
 def test_agreement_cycle_weights_reviewers_in_their_true_order():
     simulate_history(days=4, reviews_per_hour=60, double_review_rate=0.6)
     end = datetime.combine(START + timedelta(days=4), datetime.min.time(), UTC)

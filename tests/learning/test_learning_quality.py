@@ -17,6 +17,9 @@ import pytest
 from gating.scoring import ApproveRequires
 from simulator import loop, quality
 
+# Slow (closed-loop histories): `make check` leaves it out.
+pytestmark = pytest.mark.slow
+
 OUTPUTS_PER_DAY = 10_000
 REVIEWS_PER_DAY = 2_700
 

@@ -32,10 +32,15 @@ from gating import services as gate
 from gating import webhooks
 from gating.models import OutboxMessage, Output, ReviewItem, WebhookDelivery
 from gating.roles import Role
-from gating.submissions import OutputSubmission
 from learning import cycles, services
 from learning.models import Alert, CycleRun, TierAssessment
-from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory, token_for
+from tests.factories import (
+    SubmissionFactory,
+    TaskTypeFactory,
+    UserFactory,
+    token_for,
+    valid_submission,
+)
 from tests.gating.test_webhook_worker import broker_url  # noqa: F401
 from tests.gating.test_webhooks import Receiver
 from tests.processes import (
@@ -255,7 +260,7 @@ def test_a_worker_killed_mid_cycle_leaves_one_consistent_run_within_minutes(
     TaskTypeFactory(name="summarize")
     for model in ("model-a", "model-b"):
         for _ in range(3):
-            body = OutputSubmission(**SubmissionFactory(model=model))
+            body = valid_submission(model=model)
             gate.output_ingest(source=gateway, submission=body)
     end = cycles.window_end("tiers", Output.objects.latest("id").created_at)
     Output.objects.update(created_at=end - timedelta(hours=12))  # inside the window

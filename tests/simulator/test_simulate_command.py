@@ -10,7 +10,8 @@ from django.core.management import CommandError, call_command
 from gating.models import Output, Review, ReviewItem, TaskType
 from learning.models import SimulatedTruth
 
-pytestmark = pytest.mark.django_db
+# Slow (whole simulations in the database): `make check` leaves it out.
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 START = date(2026, 3, 2)  # a Monday
 
