@@ -584,7 +584,7 @@ def decide_many(scores: np.ndarray, policy: GatePolicy) -> ManyDecisions:
     holds it equal to ``gate`` score by score.
 
     Raises ScoringFault, as ``gate`` does, if any score is not a finite number in 0-10."""
-    scores = np.asarray(scores, dtype=float)
+    scores = np.asarray(scores)
     inside = np.isfinite(scores) & (scores >= SCORE_MIN) & (scores <= SCORE_MAX)
     if not inside.all():
         raise ScoringFault(f"score {scores[~inside][0]:g} is not a finite number in 0-10")

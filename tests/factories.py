@@ -1,3 +1,5 @@
+from datetime import timedelta
+
 import factory
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -112,3 +114,31 @@ def ingested_many(gateway, submissions, *, at=None) -> list[Output]:
 def valid_submission(**fields) -> OutputSubmission:
     """A valid submission, as a gateway sends one: ``SubmissionFactory`` with ``fields``."""
     return OutputSubmission(**SubmissionFactory(**fields))
+
+
+def threshold_record(
+    task_type, *, at, state="underpowered", evidence=None, value=7.0, which=("approve",)
+) -> None:
+    """What a guarded thresholds run at ``at`` records for ``task_type``: one decision per
+    threshold in ``which``, in ``state``, held at ``value``, with ``evidence``. Runs at the
+    same moment share their cycle run, as one run covers every task type."""
+    from learning.models import CycleRun, ThresholdChange
+
+    run, _ = CycleRun.objects.get_or_create(
+        kind="thresholds",
+        window_end=at,
+        defaults={"window_start": at - timedelta(days=30), "started_at": at, "status": "succeeded"},
+    )
+    for threshold in which:
+        ThresholdChange.objects.create(
+            cycle=run,
+            task_type=task_type,
+            which=threshold,
+            policy="guarded",
+            state=state,
+            old_value=value,
+            new_value=value,
+            reason=f"{state}.",
+            evidence=evidence or {},
+            at=at,
+        )

@@ -62,8 +62,8 @@ class GoldCheck:
 def predicted_labels(posterior: np.ndarray, confusion: np.ndarray) -> np.ndarray:
     """P(label) for each output's gold verdict: ``posterior[i, k]`` is P(class k) for output
     i, ``confusion[i, k, l]`` P(label l | class k) for the lead who judged it."""
-    posterior = np.asarray(posterior, dtype=float).reshape(-1, len(CLASSES))
-    confusion = np.asarray(confusion, dtype=float).reshape(-1, len(CLASSES), len(LABELS))
+    posterior = np.asarray(posterior).reshape(-1, len(CLASSES))
+    confusion = np.asarray(confusion).reshape(-1, len(CLASSES), len(LABELS))
     if len(posterior) != len(confusion):
         raise ValueError("posterior and confusion differ in length")
     return np.einsum("ik,ikl->il", posterior, confusion)
@@ -75,8 +75,8 @@ def gold_checks(
     """Each measure's check over the outputs given: ``predicted[i]`` is P(label) for output
     i's gold verdict (``predicted_labels``), ``said[i]`` the label the lead gave (an index
     of ``LABELS``). Empty with no outputs."""
-    predicted = np.asarray(predicted, dtype=float).reshape(-1, len(LABELS))
-    said = np.asarray(said, dtype=np.int64).reshape(-1)
+    predicted = np.asarray(predicted).reshape(-1, len(LABELS))
+    said = np.asarray(said).reshape(-1)
     if len(predicted) != len(said):
         raise ValueError("predicted and said differ in length")
     if not 0 < confidence < 1:
@@ -89,7 +89,8 @@ def gold_checks(
     checks = {}
     for measure, labels_counted in MEASURES.items():
         found = int(np.isin(said, labels_counted).sum())
-        interval = binomtest(found, n).proportion_ci(confidence_level=confidence, method="exact")
+        # Clopper-Pearson's, scipy's default.
+        interval = binomtest(found, n).proportion_ci(confidence_level=confidence)
         checks[measure] = GoldCheck(
             measure=measure,
             n=n,

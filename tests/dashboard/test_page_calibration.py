@@ -17,8 +17,7 @@ from gating import reviews, services
 from gating.models import Review, ReviewItem
 from gating.roles import Role
 from gating.submissions import OutputSubmission
-from learning.models import CycleRun, ThresholdChange
-from tests.factories import TaskTypeFactory, UserFactory, valid_submission
+from tests.factories import TaskTypeFactory, UserFactory, threshold_record, valid_submission
 
 pytestmark = pytest.mark.django_db
 
@@ -151,23 +150,7 @@ def test_an_empty_range_says_so(judged):
 
 
 def _gold_record(task_type, at, gold):
-    run, _ = CycleRun.objects.get_or_create(
-        kind="thresholds",
-        window_end=at,
-        defaults={"window_start": at - timedelta(days=30), "started_at": at, "status": "succeeded"},
-    )
-    ThresholdChange.objects.create(
-        cycle=run,
-        task_type=task_type,
-        which="approve",
-        policy="guarded",
-        state="underpowered",
-        old_value=7.0,
-        new_value=7.0,
-        reason="Underpowered.",
-        evidence={"gold": gold},
-        at=at,
-    )
+    threshold_record(task_type, at=at, evidence={"gold": gold})
 
 
 def _check(n, predicted, observed, low, high):

@@ -88,5 +88,5 @@ def test_any_scores_and_thresholds_are_the_gates(scores, review, gap, line, requ
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, -0.5, 10.5])
 def test_a_score_that_is_not_a_number_in_range_is_refused(bad):
-    with pytest.raises(scoring.ScoringFault):
+    with pytest.raises(scoring.ScoringFault, match=f"score {bad:g} is not a finite number"):
         scoring.decide_many(np.array([9.5, bad]), GatePolicy(cold_start_reviews=0))

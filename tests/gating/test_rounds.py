@@ -32,8 +32,14 @@ def test_after_a_first_round(done, needs_second_review, finds_fault, expected):
 def test_a_second_review_settles_when_it_agrees_and_goes_to_a_lead_when_not():
     assert round_after(Round.SECOND, agrees_with_first=True) is None
     assert round_after(Round.SECOND, agrees_with_first=False) == Round.ADJUDICATION
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^a second review agrees with the first or not$"):
         round_after(Round.SECOND)
+
+
+def test_a_first_round_without_a_draw_or_a_fault_settles():
+    # What a caller that says nothing more means: no double review drawn, no fault found.
+    assert round_after(Round.REVIEW) is None
+    assert round_after(Round.AUDIT) is None
 
 
 @pytest.mark.parametrize("done", [Round.ADJUDICATION, Round.GOLD])

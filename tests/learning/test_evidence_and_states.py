@@ -14,7 +14,8 @@ from gating import reviews, scoring, services
 from gating.models import AuditEvent, Output, ReviewItem, TaskModelStats, TaskType, Validator
 from gating.reviews import DecisionInput, RecordedDecision
 from learning import alerts, cycles, evidence, selectors
-from learning.models import Alert, CycleRun, ThresholdChange
+from learning.models import Alert, ThresholdChange
+from tests.factories import threshold_record
 from tests.learning.test_alerts import decide, ingest
 
 pytestmark = pytest.mark.django_db
@@ -264,26 +265,9 @@ def test_a_run_that_need_not_estimate_sets_no_line(gateway, user_in):
 
 
 def record(task_type, state, at, evidence_=None, value=7.0):
-    run = CycleRun.objects.create(
-        kind="thresholds",
-        window_start=at - timedelta(days=30),
-        window_end=at,
-        started_at=at,
-        status="succeeded",
+    threshold_record(
+        task_type, at=at, state=state, evidence=evidence_, value=value, which=("review", "approve")
     )
-    for which in ("review", "approve"):
-        ThresholdChange.objects.create(
-            cycle=run,
-            task_type=task_type,
-            which=which,
-            policy="guarded",
-            state=state,
-            old_value=value,
-            new_value=value,
-            reason=f"{state}.",
-            evidence=evidence_ or {},
-            at=at,
-        )
 
 
 BEST = {

@@ -35,6 +35,8 @@ def test_the_prediction_of_a_leads_verdict_by_hand():
     assert predicted[0, REJECT] == pytest.approx(0.045 + 0.016 + 0.018)
     assert predicted[1, APPROVE] == pytest.approx(0.2 * 0.8 + 0.5 * 0.1 + 0.3 * 0.0)
     assert predicted.sum(axis=1) == pytest.approx([1.0, 1.0])
+    with pytest.raises(ValueError, match=r"^posterior and confusion differ in length$"):
+        gold.predicted_labels(posterior, np.stack([lead]))
 
 
 def test_the_check_by_hand():
@@ -53,7 +55,16 @@ def test_the_check_by_hand():
     assert rejects.predicted == pytest.approx((0.02 + 0.1 + 0.3 + 0.01) / 4)
     assert rejects.observed == 0.25
     assert (rejects.low, rejects.high) == pytest.approx(clopper_pearson(1, 4, 0.9))
-    assert rejects.as_record()["consistent"] is rejects.consistent
+    assert (fault.measure, rejects.measure) == ("finds_fault", "rejects")
+    # Recorded to four places, as the thresholds run keeps it.
+    assert gold.GoldCheck("rejects", 7, 0.123456, 3 / 7, 0.012344, 0.987656).as_record() == {
+        "n": 7,
+        "predicted": 0.1235,
+        "observed": 0.4286,
+        "low": 0.0123,
+        "high": 0.9877,
+        "consistent": True,
+    }
 
 
 def test_a_model_that_misses_what_the_leads_say_is_not_consistent():
@@ -68,9 +79,11 @@ def test_a_model_that_misses_what_the_leads_say_is_not_consistent():
 @pytest.mark.parametrize(
     ("predicted", "said", "confidence", "message"),
     [
-        (np.ones((2, 3)) / 3, np.array([0]), 0.9, "differ in length"),
+        (np.ones((2, 3)) / 3, np.array([0]), 0.9, "^predicted and said differ in length$"),
         (np.ones((1, 3)) / 3, np.array([3]), 0.9, "must index"),
+        (np.ones((1, 3)) / 3, np.array([-1]), 0.9, "must index"),
         (np.ones((1, 3)) / 3, np.array([0]), 1.0, "strictly between"),
+        (np.ones((1, 3)) / 3, np.array([0]), 0.0, "strictly between"),
     ],
 )
 def test_bad_inputs_are_refused(predicted, said, confidence, message):

@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from learning import alerts
-from learning.models import Alert, CycleRun, ThresholdChange
+from learning.models import Alert
 from learning.statistics import certify
-from tests.factories import TaskTypeFactory
+from tests.factories import TaskTypeFactory, threshold_record
 
 pytestmark = pytest.mark.django_db
 
@@ -16,21 +16,7 @@ NOW = datetime(2026, 11, 28, 12, tzinfo=UTC)
 
 
 def _record(task_type, evidence, at):
-    cycle = CycleRun.objects.create(
-        kind="thresholds", window_start=at - timedelta(days=30), window_end=at, started_at=at
-    )
-    ThresholdChange.objects.create(
-        cycle=cycle,
-        task_type=task_type,
-        which="approve",
-        policy="guarded",
-        state="not_attainable",
-        old_value=7.0,
-        new_value=7.0,
-        reason="Not attainable.",
-        evidence=evidence,
-        at=at,
-    )
+    threshold_record(task_type, at=at, state="not_attainable", evidence=evidence)
 
 
 def test_the_alert_names_the_threshold_tested_and_its_estimates():
