@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from django.db.models import Q
 
 from gating import scorers, scoring
 from gating.models import Review, ReviewItem, TaskModelStats, TaskType, Validator
@@ -194,8 +193,9 @@ def judged_evidence(
 
     fit = boot = None
     position = {v.output_id: i for i, v in enumerate(kept)}
-    reviews = [r for r in _reviews(since, until) if r[0] in position]
-    checks = [r for r in _reviews(since, until, gold=True) if r[0] in position]
+    reviews, checks = _reviews(since, until)
+    reviews = [r for r in reviews if r[0] in position]
+    checks = [r for r in checks if r[0] in position]
     if kept:
         stratum_of = {pk: i for i, pk in enumerate(sorted(by_task_type))}
         data = labels.label_data(
@@ -289,15 +289,14 @@ def _results(verdicts, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     return reported, passed
 
 
-def _reviews(
-    since: datetime, until: datetime, *, gold: bool = False
-) -> list[tuple[int, int, str, bool]]:
-    """Every independent (output, reviewer, action, style only) decided in [since, until):
-    those of the gold checks, or (by default) all the others."""
-    kind = Q(item__kind=ReviewItem.Kind.GOLD)
-    return list(
+def _reviews(since: datetime, until: datetime) -> tuple[list[tuple], list[tuple]]:
+    """Every independent (output, reviewer, action, style only) decided in [since, until),
+    in one read: those of the gold checks apart from all the others."""
+    fitted, checks = [], []
+    for *review, kind in (
         Review.objects.filter(is_bulk=False, decided_at__gte=since, decided_at__lt=until)
-        .filter(kind if gold else ~kind)
         .order_by("id")
-        .values_list("output_id", "reviewer_id", "action", "style_only")
-    )
+        .values_list("output_id", "reviewer_id", "action", "style_only", "item__kind")
+    ):
+        (checks if kind == ReviewItem.Kind.GOLD else fitted).append(tuple(review))
+    return fitted, checks

@@ -186,8 +186,9 @@ def _latest_in_a_row(task_type_id: int, which: str) -> tuple[ThresholdChange | N
 @dataclass(frozen=True)
 class GoldCheckRow:
     """A task type's gold checks as its latest thresholds run found them: per measure
-    (``learning.statistics.gold.MEASURES``), the label model's mean estimate against the
-    leads' share, with its interval; empty where the run's window held none."""
+    (``learning.statistics.gold.MEASURES``), the label model's mean predicted chance of the
+    leads' verdicts against their share, with its interval; empty where the run's window
+    held none."""
 
     task_type: str
     at: datetime

@@ -1,8 +1,8 @@
 """Calibration: whether the score means what it says (the reviewers' approval by score
 bucket), how the scores of approved and not approved outputs differ, and how well the
 score ranks them (AUROC per task type and model), how the scorers compare on the
-same outputs (docs/scoring.md), and whether the label model's estimates match what leads
-find in the gold checks (docs/learning.md)."""
+same outputs (docs/scoring.md), and whether the label model predicts what leads say in
+the gold checks (docs/learning.md)."""
 
 from __future__ import annotations
 
