@@ -137,6 +137,7 @@ from enum import StrEnum
 from statistics import NormalDist
 
 import numpy as np
+from scipy import sparse
 from scipy.special import betainccinv, xlogy
 
 GRID_TOP = 10.0
@@ -501,6 +502,12 @@ class _Tails:
         self.top_weight = top_weight
         self.delta_sampling = delta_sampling
         self.delta_label = delta_label
+        # Output i as a one in row bins[i]: the sums of many rows of values (the bootstrap's
+        # replicates) in one sparse product.
+        self.by_bin = sparse.csr_matrix(
+            (np.ones(len(score)), (self.bins, np.arange(len(score)))),
+            shape=(self.size + 1, len(score)),
+        )
         self.counts = self.sums(np.ones(len(score)))
         self.weight_sums = self.sums(weight)
         # A clean record's bound at each candidate: what its effective sample is read from.
@@ -508,8 +515,10 @@ class _Tails:
         self.effective_n = _effective_n(self.clean, delta_sampling)
 
     def sums(self, values: np.ndarray) -> np.ndarray:
-        per_bin = np.bincount(self.bins, weights=values, minlength=self.size + 1)
-        return np.cumsum(per_bin[: self.size])
+        """Per candidate, the sum of ``values`` (one per output, or rows of them) over the
+        outputs scoring at least it."""
+        per_bin = (self.by_bin @ np.asarray(values).T).T
+        return np.cumsum(per_bin[..., : self.size], axis=-1)
 
     def bounds(self, loss: np.ndarray, replicates: np.ndarray | None) -> list[LossBound]:
         """One budget's LossBound at every candidate."""
@@ -519,7 +528,7 @@ class _Tails:
         )
         widened = sampling
         if replicates is not None:
-            replicate_sums = np.array([self.sums(self.weight * r) for r in replicates])
+            replicate_sums = self.sums(replicates * self.weight)
             covering = _covering_loss_sum(replicate_sums, len(replicates), self.delta_label)
             widened = np.maximum(
                 sampling,

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from learning.statistics import importance
+from learning.statistics.rows import unique_rows
 
 # Mirror the settings LEARNING_MIN_VERDICTS, LEARNING_MAX_WEIGHT_STEP and
 # LEARNING_WEIGHT_FLOOR (dashboard/settings/base.py), which a pure module cannot read;
@@ -134,8 +135,7 @@ def error_evidence(
         return ErrorEvidence(tuple(names), (), (), (), ())
     kish_size = weight.sum() ** 2 / np.square(weight).sum()
     scaled = weight * kish_size / weight.sum()
-    patterns, group = np.unique(failed, axis=0, return_inverse=True)
-    group = group.ravel()
+    patterns, group = unique_rows(failed)
     groups = len(patterns)
     return ErrorEvidence(
         names=tuple(names),

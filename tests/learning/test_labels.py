@@ -908,18 +908,6 @@ def test_reviewers_of_any_sortable_kind():
     np.testing.assert_array_equal(data.pattern_cells, [[1, 5], [3, -1]])
 
 
-def test_patterns_are_the_distinct_rows_in_ascending_order():
-    # What np.unique(rows, axis=0, return_inverse=True) gives, on rows of three to five
-    # columns (band, gold and up to three verdicts).
-    rng = np.random.default_rng(5)
-    for columns in (3, 4, 5):
-        rows = rng.integers(-1, 4, size=(200, columns))
-        distinct, inverse = labels._unique_rows(rows)
-        expected, expected_inverse = np.unique(rows, axis=0, return_inverse=True)
-        np.testing.assert_array_equal(distinct, expected)
-        np.testing.assert_array_equal(inverse, expected_inverse.reshape(-1))
-
-
 def test_inputs_of_other_types_are_read_as_the_plain_ones():
     # Scores and edges as Decimal (PostgreSQL's numeric), items as whole floats, labels as
     # bytes, strata as 32-bit integers: the same data as floats, integers and text.
@@ -989,7 +977,7 @@ def test_a_step_that_moves_exactly_the_tolerance_has_not_converged():
     data = labels.label_data(scores, items, reviewers, given, gold=gold, band_edges=(0, 5, 10))
     weight = np.bincount(data.item_pattern[data.judged], minlength=len(data.pattern_cells))
     weight = weight[None, :].astype(float)
-    start = labels._pack(labels._m_step(data, labels._initial_posterior(data)[None], weight))
+    start = labels._pack(labels._m_step(data, labels._initial_posterior(data)[:, None], weight))
     moved = float(np.abs(labels._em_step(data, start, weight) - start).max())
     assert labels.fit_label_model(data, tolerance=moved).steps > 1
     stopped = labels.fit_label_model(data, tolerance=np.nextafter(moved, 1.0))
