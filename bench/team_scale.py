@@ -22,7 +22,7 @@ is certified"):
 Output: one JSON object on stdout; progress on stderr. Run by hand, never as a timed test:
 
     .venv/bin/python -m bench.team_scale [--histories 10] [--first-seed 3000] [--processes 2]
-        [--requires estimate,certified,nothing] [--held-first]
+        [--requires estimate,certified,nothing] [--audits-in-turn] [--audit-share 0.25]
 """
 
 from __future__ import annotations
@@ -70,10 +70,14 @@ def one(
     days: int,
     per_day: int,
     per_day_reviews: int,
-    held_first: bool = False,
+    held_first: bool = loop.LoopSettings.held_first,
     fit_share: float = loop.LoopSettings.fit_share,
+    audit_share: float = loop.LoopSettings.audit_share,
+    audit_rate_budget: float = loop.LoopSettings.audit_rate_budget,
 ):
     settings = loop.LoopSettings(
+        audit_share=audit_share,
+        audit_rate_budget=audit_rate_budget,
         reviews_per_day=per_day_reviews,
         approve_requires=scoring.ApproveRequires(approve_requires),
         held_first=held_first,
@@ -157,15 +161,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reviews-per-day", type=int, default=loop.LoopSettings.reviews_per_day)
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument(
-        "--held-first",
+        "--audits-in-turn",
         action="store_true",
-        help="past the audits' reserved share, review held outputs before other audits",
+        help="past the audits' reserved share, everything in turn (the order before "
+        "2026-12-06), not the held outputs first",
     )
     parser.add_argument(
         "--fit-share",
         type=float,
         default=loop.LoopSettings.fit_share,
         help="the share of judged outputs that fits the validator weights; the rest certify",
+    )
+    parser.add_argument(
+        "--audit-share",
+        type=float,
+        default=loop.LoopSettings.audit_share,
+        help="the share of review capacity kept for audits (REVIEW_AUDIT_SHARE)",
+    )
+    parser.add_argument(
+        "--audit-rate-budget",
+        type=float,
+        default=loop.LoopSettings.audit_rate_budget,
+        help="the approved outputs' audit rate while a threshold is underpowered",
     )
     parser.add_argument(
         "--requires",
@@ -184,8 +201,10 @@ def main(argv: list[str] | None = None) -> None:
             args.days,
             args.outputs_per_day,
             args.reviews_per_day,
-            args.held_first,
+            not args.audits_in_turn,
             args.fit_share,
+            args.audit_share,
+            args.audit_rate_budget,
         )
         for seed in range(args.first_seed, args.first_seed + args.histories)
         for requires in settings
@@ -204,8 +223,10 @@ def main(argv: list[str] | None = None) -> None:
             "reviews_per_day": args.reviews_per_day,
             "days": args.days,
             "task_types": [t.name for t in world.DEFAULT_TASK_TYPES],
-            "held_first": args.held_first,
+            "held_first": not args.audits_in_turn,
             "fit_share": args.fit_share,
+            "audit_share": args.audit_share,
+            "audit_rate_budget": args.audit_rate_budget,
         },
         "seconds": round(time.perf_counter() - started, 1),
         **{

@@ -101,10 +101,13 @@ def _lease() -> timedelta:
 def claimable_items(
     items: QuerySet[ReviewItem], *, reviewer: AbstractUser, now, audits_first: bool = False
 ) -> QuerySet:
-    """Open items that this reviewer may take now, in turn (``ReviewItem.turn_at``: a
-    follow-up round keeps its output's first turn); with ``audits_first``, the audits in
-    turn and then the rest (``item_open_audits_by_turn`` serves either order in one scan,
-    so a claim stays one locking query).
+    """Open items that this reviewer may take now: the held outputs' rounds in turn
+    (``ReviewItem.turn_at``: a follow-up round keeps its output's first turn), then the
+    audits in turn; with ``audits_first``, the audits first. Held outputs go first past
+    the audit share because a held output is one the gateway waits for, and audits drawn
+    faster than the reviewers' capacity would otherwise push them back by days
+    (docs/review-queue.md). An index serves each order in one scan, so a claim stays one
+    locking query.
 
     Not: items under someone's live lease; items this reviewer skipped a moment ago; second
     reviews, adjudications or gold checks of an output this reviewer already judged;
@@ -134,7 +137,7 @@ def claimable_items(
     )
     if not selectors.may_adjudicate(reviewer):
         claimable = claimable.exclude(kind__in=ReviewItem.LEAD_KINDS)
-    return claimable.order_by(*(["-is_audit"] if audits_first else []), "turn_at", "id")
+    return claimable.order_by("-is_audit" if audits_first else "is_audit", "turn_at", "id")
 
 
 # What a claimed item's representation reads, fetched with the claim itself.

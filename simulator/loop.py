@@ -60,9 +60,10 @@ class LoopSettings:
     # 4 reviewers x 12 an hour x 9 working hours.
     reviews_per_day: int = 432
     audit_share: float = 0.25
-    # Past the audits' reserved share, held outputs before the other audits (not what
-    # production does today: bench/team_scale.py --held-first measures it).
-    held_first: bool = False
+    # Past the audits' reserved share, held outputs before the other audits, as
+    # gating.reviews.claimable_items orders them; False: everything in turn, the order
+    # before 2026-12-06 (bench/team_scale.py --audits-in-turn measures it).
+    held_first: bool = True
     # Reviewers who are not Dawid-Skene (world.ReviewerFlaws); None: one matrix each.
     flaws: world.ReviewerFlaws | None = None
     lookback_days: int = 30
@@ -274,9 +275,9 @@ def run_history(config: world.SimulationConfig, settings: LoopSettings) -> Histo
     capacity = settings.reviews_per_day / BLOCKS_PER_DAY
     for block in range(config.days * BLOCKS_PER_DAY):
         _gate(run, np.flatnonzero(traffic.block == block), block)
-        # The queue: audits first up to the reserved share, then oldest first (as
-        # gating.reviews.item_claim); with ``held_first``, the held outputs oldest first
-        # and only then the other audits.
+        # The queue, as gating.reviews.item_claim takes it: audits first up to the reserved
+        # share, then the held outputs oldest first and only then the other audits (with
+        # ``held_first`` off, everything past the share oldest first).
         waiting = np.flatnonzero((run.queued_at >= 0) & (run.reviewed_at < 0))
         is_audit = run.decision[waiting] != HELD
         budget = int(capacity + run.rng.random())

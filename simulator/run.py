@@ -169,14 +169,16 @@ def _record_hour(hour, people, queue, per_hour, rng) -> int:
     ).order_by("turn_at", "id")
     # As claims would: the oldest audits take the reserved share of the turns (claims give
     # REVIEW_AUDIT_SHARE of each reviewer's claims to audits while any are open), the
-    # oldest other items the rest, and only leads take adjudications and gold checks, so a
-    # pile of those cannot crowd everything else out of the hour.
+    # held outputs' rounds in turn the rest, and then the other audits
+    # (gating.reviews.claimable_items); only leads take adjudications and gold checks, so
+    # a pile of those cannot crowd everything else out of the hour.
     lead_turns = sum(1 for _, user, _ in turns if user.pk in leads)
     firsts = waiting.exclude(kind__in=ReviewItem.LEAD_KINDS)
     audits = list(
         firsts.filter(is_audit=True)[: math.ceil(settings.REVIEW_AUDIT_SHARE * len(turns))]
     )
-    rest = firsts.exclude(pk__in=[a.pk for a in audits])[: len(turns) - len(audits)]
+    rest = firsts.exclude(pk__in=[a.pk for a in audits]).order_by("is_audit", "turn_at", "id")
+    rest = rest[: len(turns) - len(audits)]
     items = sorted(
         [*audits, *rest, *waiting.filter(kind__in=ReviewItem.LEAD_KINDS)[:lead_turns]],
         key=lambda item: (item.turn_at, item.pk),

@@ -64,8 +64,8 @@ def projected_wait(open_items: int | None, decisions: int, window: timedelta) ->
 
 
 def _oldest_items(f: DashboardFilter) -> list[ReviewItem]:
-    # In the order claims take them (ReviewItem.turn_at), which the queue's partial index on
-    # open items serves, whatever its size.
+    # In turn (ReviewItem.turn_at), which the queue's partial index on open items serves,
+    # whatever its size.
     items = queue_open_items().select_related("task_type", "output")
     if f.task_types:
         items = items.filter(task_type__name__in=f.task_types)

@@ -166,8 +166,8 @@ REVIEW_REJECT_REASONS = env.list(
 )
 # The share of review capacity kept for audits (docs/review-queue.md): a claim takes the
 # oldest open audit first while audits are under this share of the reviewer's claims of
-# the last hour. Audits are the only evidence about what the gate delivered, and oldest
-# first would leave them behind any backlog of held outputs.
+# the last hour. Audits are the only evidence about what the gate delivered, and past
+# this share held outputs go first, which would leave them behind any backlog.
 REVIEW_AUDIT_SHARE = _share("REVIEW_AUDIT_SHARE", default=0.25)
 # The share of audits that a lead judges again, unseen, once the audit is settled: the gold
 # check of the label model's calibration on the calibration page (docs/learning.md). Drawn

@@ -95,6 +95,6 @@ class OutputCursorPagination(StrictCursorPagination):
 
 
 class QueueCursorPagination(StrictCursorPagination):
-    ordering = ("turn_at", "id")  # the order claims take
+    ordering = ("turn_at", "id")  # in turn: when each output entered the queue
     page_size = 50
     max_page_size = 500

@@ -114,6 +114,13 @@ class ReviewItem(models.Model):
                 name="item_open_audits_by_turn",
                 condition=Q(state="open"),
             ),
+            # The claim's scan otherwise: held outputs in line before any audit (they keep
+            # their turn however many audits are drawn), then the audits, in one index scan.
+            models.Index(
+                fields=["is_audit", "turn_at", "id"],
+                name="item_open_held_by_turn",
+                condition=Q(state="open"),
+            ),
             # A reviewer's claims of the last hour, which the audit share counts on each claim.
             models.Index(
                 fields=["claimed_by", "claimed_at"],

@@ -1,5 +1,7 @@
 """The audit share: audits are claimed first while they are under REVIEW_AUDIT_SHARE of a
-reviewer's claims of the last hour, however long the backlog of held outputs before them."""
+reviewer's claims of the last hour, however long the backlog of held outputs before them.
+Past the share, held outputs keep their turn: they go before every audit, however many
+audits were drawn before them."""
 
 import os
 import subprocess
@@ -90,15 +92,34 @@ def test_each_reviewer_keeps_their_own_share(backlog, user_in, settings):
     assert claimed == {alice.pk: "ahhhahhh", bob.pk: "ahhhahhh"}
 
 
+@pytest.fixture
+def audits_then_held(held_outputs, audited_outputs):
+    """A backlog of audits, then held outputs queued after all of them."""
+    audited_outputs(12)
+    held_outputs(12)
+
+
 @pytest.mark.django_db
-def test_with_share_zero_the_queue_is_oldest_first(backlog, reviewer, settings):
+def test_with_share_zero_held_outputs_then_audits_each_in_turn(
+    audits_then_held, reviewer, settings
+):
     settings.REVIEW_AUDIT_SHARE = 0.0
-    oldest_first = list(ReviewItem.objects.order_by("queued_at", "id").values_list("pk", flat=True))
+    in_turn = ReviewItem.objects.order_by("queued_at", "id")
+    held = list(in_turn.filter(is_audit=False).values_list("pk", flat=True))
+    audits = list(in_turn.filter(is_audit=True).values_list("pk", flat=True))
 
-    claimed = [claim_and_decide(reviewer).pk for _ in range(len(oldest_first))]
+    claimed = [claim_and_decide(reviewer).pk for _ in range(24)]
 
-    assert claimed == oldest_first
-    assert all(not item.is_audit for item in ReviewItem.objects.filter(pk__in=claimed[:60]))
+    assert claimed == held + audits
+
+
+@pytest.mark.django_db
+def test_past_the_share_held_outputs_go_before_older_audits(audits_then_held, reviewer, settings):
+    # In turn, the twelve older audits would take the first twelve claims; held first, the
+    # audits get their share and the held outputs the rest, until the held are done.
+    settings.REVIEW_AUDIT_SHARE = 0.25
+
+    assert kinds_claimed(reviewer, 24) == "ahhh" * 4 + "a" * 8
 
 
 @pytest.mark.django_db

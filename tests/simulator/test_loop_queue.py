@@ -1,5 +1,6 @@
 """The closed loop's queue (simulator/loop.py): audits first up to the reserved
-share, then oldest first, or with ``held_first`` the held outputs before the other audits;
+share, then the held outputs before the other audits (``held_first``, production's order:
+tests/gating/test_audit_share.py), or with it off everything oldest first;
 checked from the history's record of when each output was queued and reviewed. And
 ``quality.queue_work``'s counts, against a queue built by hand."""
 
@@ -33,6 +34,10 @@ def _audits_past_the_share_while_held_waited(history: loop.History) -> int:
         waiting = held & (history.queued_at <= block) & ((reviewed < 0) | (reviewed > block))
         over += int(waiting.any() and (audit & (reviewed == block)).sum() > most)
     return over
+
+
+def test_the_loop_orders_the_queue_as_production_does_by_default():
+    assert loop.LoopSettings().held_first
 
 
 @pytest.mark.parametrize("held_first", [False, True])
