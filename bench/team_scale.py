@@ -37,6 +37,7 @@ import numpy as np
 
 from bench import harness
 from gating import scoring
+from learning.statistics import forecast
 from simulator import loop, quality, world
 
 log = harness.stderr_log("team_scale")
@@ -62,6 +63,39 @@ def first_day(history: loop.History, task_type: int, holds) -> int | None:
         if run.task_type == task_type and holds(run):
             return int(run.block // loop.BLOCKS_PER_DAY)
     return None
+
+
+FORECAST_DAYS = (7, 10, 14)
+
+
+def forecasts(history: loop.History, task_type: int) -> list[dict]:
+    """What the thresholds page would have forecast at the end of each of FORECAST_DAYS,
+    (``forecast.forecast_of`` on that run's evidence and the run a day before it), as the
+    day the need is met, beside the day certification came (None: never)."""
+    runs = [r for r in history.runs if r.task_type == task_type]
+    by_block = {r.block: r for r in runs}
+    certified = first_day(history, task_type, _certified)
+    out = []
+    for day in FORECAST_DAYS:
+        block = (day + 1) * loop.BLOCKS_PER_DAY - 1
+        now, before = by_block.get(block), by_block.get(block - loop.BLOCKS_PER_DAY)
+        if now is None or (certified is not None and certified <= day):
+            continue
+        said = forecast.forecast_of(
+            now.evidence,
+            before=before.evidence if before else None,
+            days_between=1.0,
+            audits_per_day=0.0,
+        )
+        out.append(
+            {
+                "day": day,
+                "pace": str(said.pace),
+                "need_met_day": None if said.days is None else round(day + said.days, 1),
+                "certified_day": certified,
+            }
+        )
+    return out
 
 
 def one(
@@ -98,6 +132,7 @@ def one(
         "certified_day": {
             t.name: first_day(history, i, _certified) for i, t in enumerate(config.task_types)
         },
+        "forecasts": {t.name: forecasts(history, i) for i, t in enumerate(config.task_types)},
         "approved_error": quality.approved_error(history),
         "approved_share": round(quality.approved_share(history), 4),
         "warned_share": round(float(warned.sum() / last.sum()), 4),
@@ -141,7 +176,34 @@ def summary(rows: list[dict]) -> dict:
             float(np.mean([r["queue"]["held_wait_days_last_week"] for r in rows])), 2
         ),
         "open_at_end_mean": round(float(np.mean([r["queue"]["open_at_end"] for r in rows])), 1),
+        "forecast": forecast_summary(rows),
     }
+
+
+def forecast_summary(rows: list[dict]) -> dict:
+    """Per forecast day, over the task types not yet certified: how the forecast read, and
+    for those on pace, the days from the need met to certification (median and range;
+    never certified in the history counted apart)."""
+    out = {}
+    for day in FORECAST_DAYS:
+        said = [
+            f for row in rows for per in row["forecasts"].values() for f in per if f["day"] == day
+        ]
+        dated = [f for f in said if f["need_met_day"] is not None]
+        late = [f["certified_day"] - f["need_met_day"] for f in dated if f["certified_day"]]
+        out[str(day)] = {
+            "uncertified": len(said),
+            "pace": {
+                p: sum(f["pace"] == p for f in said) for p in sorted({f["pace"] for f in said})
+            },
+            "certified_after_need_met_days": {
+                "median": round(float(np.median(late)), 1) if late else None,
+                "min": round(min(late), 1) if late else None,
+                "max": round(max(late), 1) if late else None,
+            },
+            "dated_never_certified": sum(not f["certified_day"] for f in dated),
+        }
+    return out
 
 
 def _rounded(share: float | None) -> float | None:

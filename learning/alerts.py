@@ -29,6 +29,7 @@ from gating.roles import Role
 from learning import selectors
 from learning.models import Alert, ThresholdChange
 from learning.statistics import drift, importance
+from learning.statistics.forecast import reading_toward
 
 Rule = Alert.Rule
 
@@ -227,6 +228,9 @@ def threshold_evidence(now: datetime) -> list[Finding]:
             continue
         link = alert_page_path(Rule.INSUFFICIENT_EVIDENCE, task_type.name)
         evidence = latest.evidence or {}
+        reading = reading_toward(evidence)
+        # Runs recorded before the forecast's reading (2026-12-06): the candidate with the
+        # most data, as they were shown then.
         most = (evidence.get("most_data") or {}).get("edit") or {}
         needed = evidence.get("needed_effective_n")
         findings.append(
@@ -234,7 +238,7 @@ def threshold_evidence(now: datetime) -> list[Finding]:
                 rule=Rule.INSUFFICIENT_EVIDENCE,
                 subject=task_type.name,
                 firing=latest.state == ThresholdChange.State.UNDERPOWERED,
-                value=most.get("effective_n"),
+                value=reading[1] if reading else most.get("effective_n"),
                 limit=needed or 0.0,
                 message=f"The approve threshold of {task_type.name} is underpowered: "
                 f"{latest.reason} Its audit rate is {task_type.audit_rate_approved:g} "

@@ -13,7 +13,7 @@ from gating.models import Review, ReviewItem, TaskType
 from gating.scoring import ApproveRequires, GatePolicy, Guarantee, approval_line
 from learning.models import CycleRun, ThresholdChange, TierAssessment
 from learning.statistics import importance
-from learning.statistics.forecast import Forecast, certification_forecast
+from learning.statistics.forecast import Forecast, forecast_of, reading_toward
 
 APPROVE = Review.Action.APPROVE
 
@@ -245,10 +245,12 @@ class ThresholdState:
     runs_in_a_row: int
     best_certifiable_error: float | None
     best_certifiable_threshold: float | None
-    # Approve threshold: the effective outputs of the candidate with the most data (Kish's
-    # size of its weighted audits), against what a candidate needs to be tested. Staff's
-    # to see: the API's answer leaves them out (learning.api.views).
+    # Approve threshold: the effective outputs (Kish's size of the weighted audits) scoring
+    # at least ``effective_n_from``, the tenth at or above the candidate certification is
+    # heading for (statistics.forecast.reading_toward), against what a candidate needs to
+    # be tested. Staff's to see: the API's answer leaves them out (learning.api.views).
     effective_n: float | None = None
+    effective_n_from: float | None = None
     needed_effective_n: float | None = None
     # Approve threshold: when the need could be met at today's pace (statistics.forecast),
     # and the audits of the last week a day, drawn (the plan) and given a first review.
@@ -380,8 +382,6 @@ FORECAST_SPAN = timedelta(days=1)
 AUDIT_PACE_SPAN = timedelta(days=7)
 
 
-def _effective_n(evidence: dict) -> float | None:
-    return ((evidence.get("most_data") or {}).get("edit") or {}).get("effective_n")
 
 
 def certification_forecast_of(latest: ThresholdChange) -> Forecast | None:
@@ -396,7 +396,7 @@ def _approve_reading(which: str, latest: ThresholdChange) -> dict:
     evidence = latest.evidence or {}
     if which != ThresholdChange.Which.APPROVE or "needed_effective_n" not in evidence:
         return {}
-    have, need = _effective_n(evidence) or 0.0, evidence["needed_effective_n"]
+    reading = reading_toward(evidence)
     before = (
         ThresholdChange.objects.filter(
             task_type_id=latest.task_type_id, which=which, at__lte=latest.at - FORECAST_SPAN
@@ -404,16 +404,15 @@ def _approve_reading(which: str, latest: ThresholdChange) -> dict:
         .order_by("-at", "-id")
         .first()
     )
-    have_before = _effective_n(before.evidence or {}) if before else None
     reviewed = audits_reviewed(latest.task_type_id, until=latest.at)
     return {
-        "effective_n": have,
-        "needed_effective_n": need,
-        "forecast": certification_forecast(
-            have=have,
-            need=need,
+        "effective_n": reading[1] if reading else None,
+        "effective_n_from": reading[0] if reading else None,
+        "needed_effective_n": evidence["needed_effective_n"],
+        "forecast": forecast_of(
+            evidence,
             # None too where the earlier run read no candidates (ADR-0003's rule then).
-            have_before=have_before,
+            before=before.evidence if before else None,
             days_between=(latest.at - before.at) / timedelta(days=1) if before else 0.0,
             audits_per_day=reviewed / AUDIT_PACE_SPAN.days,
         ),

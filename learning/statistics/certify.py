@@ -454,6 +454,22 @@ class Certification:
         """The candidate with the largest effective sample."""
         return max(self.candidates, key=lambda c: c.effective_n)
 
+    @property
+    def toward(self) -> ThresholdEvidence:
+        """The candidate that certification is heading for: where the estimates pass with
+        their margin (``estimated_threshold``), or, before any does, the one with the most
+        data. Its effective sample against the need is what the forecast extends."""
+        return estimated_threshold(self) or self.most_data
+
+    def effective_n_at_tenths(self) -> dict[str, float]:
+        """The effective sample of each candidate at a tenth of a point ("9.5": ...), so
+        that a later run can read the pace at its own ``toward``."""
+        return {
+            f"{c.threshold:.1f}": round(c.effective_n, 2)
+            for c in self.candidates
+            if abs(c.threshold * 10 - round(c.threshold * 10)) < _INTEGER_TOLERANCE
+        }
+
     def as_dict(self) -> dict:
         """What a cycle run keeps: the outcome and the evidence behind it, not every
         candidate."""
@@ -467,6 +483,8 @@ class Certification:
             "certified": self.certified.as_dict() if self.certified else None,
             "stopped_at": self.stopped_at.as_dict() if self.stopped_at else None,
             "most_data": self.most_data.as_dict(),
+            "toward": self.toward.as_dict(),
+            "effective_n_at": self.effective_n_at_tenths(),
             "best_bad": vars(self.best_bad) if self.best_bad else None,
             "best_edit": vars(self.best_edit) if self.best_edit else None,
         }

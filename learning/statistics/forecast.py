@@ -1,10 +1,16 @@
 """When the approve threshold could be certified at today's pace: pure arithmetic.
 
 The search tests a candidate once its effective sample reaches the need
-(``certify.certify_approve_threshold``). The forecast reads how fast the candidate with the
-most data gained effective outputs between two thresholds runs and extends that line:
+(``certify.certify_approve_threshold``). The forecast reads how fast the candidate that
+certification is heading for (``Certification.toward``: where the label model's estimates
+pass with their margin) gained effective outputs between two thresholds runs, and extends
+that line:
 
     days = (need - have) / gain per day
+
+Why that candidate: the one with the most data scores far below any threshold that could
+be certified (5 to 8 in the simulated world), so its need was met a week or more before
+certification came, and the forecast said "data enough now" all that time.
 
 It is a straight line through two points, no more. Effective outputs grow about in
 proportion to the audits reviewed while the lookback window fills; once it is full, what
@@ -17,6 +23,7 @@ today's audits.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -79,4 +86,47 @@ def certification_forecast(
         days=(need - have) / gain,
         # With no audits lately the gain came from elsewhere: more audits' share is unknown.
         audits_per_day_to_halve=2 * audits_per_day if audits_per_day > 0 else None,
+    )
+
+
+def reading_toward(evidence: Mapping) -> tuple[float, float] | None:
+    """From a thresholds run's evidence (``Certification.as_dict``): the tenth of a point at
+    or above its ``toward`` candidate, and the effective sample scoring at least that tenth
+    (no more than the candidate's own, since the sample shrinks as the threshold rises).
+    None where the run recorded neither (runs before 2026-12-06, ADR-0003's rule)."""
+    toward = (evidence.get("toward") or {}).get("threshold")
+    if toward is None:
+        return None
+    return _at_or_above(evidence, toward)
+
+
+def _at_or_above(evidence: Mapping, threshold: float) -> tuple[float, float] | None:
+    curve = evidence.get("effective_n_at") or {}
+    above = [float(t) for t in curve if float(t) >= threshold - 1e-9]
+    if not above:
+        return None
+    tenth = min(above)
+    return tenth, curve[f"{tenth:.1f}"]
+
+
+def forecast_of(
+    evidence: Mapping,
+    *,
+    before: Mapping | None,
+    days_between: float,
+    audits_per_day: float,
+) -> Forecast:
+    """The forecast of a run's evidence against an earlier run's (``before``, None with
+    none), both read at this run's ``reading_toward`` tenth."""
+    reading = reading_toward(evidence)
+    if reading is None or "needed_effective_n" not in evidence:
+        return Forecast(Pace.UNKNOWN)
+    tenth, have = reading
+    earlier = None if before is None else _at_or_above(before, tenth)
+    return certification_forecast(
+        have=have,
+        need=evidence["needed_effective_n"],
+        have_before=None if earlier is None or earlier[0] != tenth else earlier[1],
+        days_between=days_between,
+        audits_per_day=audits_per_day,
     )

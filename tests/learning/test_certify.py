@@ -1242,6 +1242,20 @@ def test_the_outcome_as_kept_by_a_cycle_run():
         },
         "best_bad": best,
         "best_edit": best,
+        # Where the estimates pass with their margin: 7.3, clean (z / 400 = 0.004 within 1 %);
+        # 7.28's quarter bad stops the estimate's search.
+        "toward": {
+            "threshold": 7.3,
+            "testable": True,
+            "passed": True,
+            "bad": certified,
+            "edit": certified,
+        },
+        # Nothing scores 7.4 or more; 400 outputs at 7.3; 800 at every tenth below.
+        "effective_n_at": {
+            f"{tenth / 10:.1f}": 0.0 if tenth > 73 else 400.0 if tenth == 73 else 800.0
+            for tenth in range(100, -1, -1)
+        },
     }
 
 

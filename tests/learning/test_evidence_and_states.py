@@ -405,21 +405,28 @@ def test_a_held_output_stands_for_the_held_outputs_nobody_reviewed(gateway, user
 def test_the_approve_threshold_shows_its_effective_outputs_against_the_need(
     gateway, user_in, client
 ):
-    # As the guarded run records them: the candidate with the most data had 29 effective
-    # outputs of the 736 a candidate needs to be tested.
+    # As the guarded run records them: certification is heading for 9.44, and the outputs
+    # scoring at least the tenth above it, 9.5, make 29 effective outputs of the 736 a
+    # candidate needs to be tested. The candidate with the most data is not what is shown.
     ingest(gateway, 1, at=NOW - timedelta(days=1))
     task_type = TaskType.objects.get(name="t")
-    evidence_ = {"needed_effective_n": 736.0, "most_data": {"edit": {"effective_n": 29.4}}}
+    evidence_ = {
+        "needed_effective_n": 736.0,
+        "most_data": {"threshold": 5.2, "edit": {"effective_n": 900.0}},
+        "toward": {"threshold": 9.44},
+        "effective_n_at": {"5.2": 900.0, "9.4": 31.0, "9.5": 29.4, "9.6": 20.0},
+    }
     record(task_type, "underpowered", NOW - timedelta(hours=12), evidence_)
 
     states = {(s.task_type, s.which): s for s in selectors.threshold_states()}
     approve, review = states[("t", "approve")], states[("t", "review")]
     assert (approve.effective_n, approve.needed_effective_n) == (29.4, 736.0)
+    assert approve.effective_n_from == 9.5
     assert (review.effective_n, review.needed_effective_n) == (None, None)
 
     client.force_login(user_in("lead"))
     html = client.get("/dashboard/drift/").content.decode()
-    assert "<td>29 / 736</td>" in html
+    assert "<td>29 / 736 scoring ≥ 9.5</td>" in html
     # The API's answer leaves them out: a gateway sees nothing of another's volume.
     client.force_login(user_in("admin"))
     [first, *_] = client.get("/api/v1/thresholds/states/").json()
@@ -427,19 +434,26 @@ def test_the_approve_threshold_shows_its_effective_outputs_against_the_need(
 
 
 def runs_a_day_apart(task_type, latest_state, **latest_evidence):
-    """Two thresholds runs a day apart: 140, then 200 effective outputs of the 736 needed."""
+    """Two thresholds runs a day apart: 140, then 200 effective outputs of the 736 needed
+    scoring at least 9.5, the tenth above where the latest run's certification is heading.
+    The earlier run headed elsewhere (8.0, with 500), which the pace does not read."""
     need = {"needed_effective_n": 736.0}
     record(
         task_type,
         "underpowered",
         NOW - timedelta(days=1),
-        {**need, "most_data": {"edit": {"effective_n": 140.0}}},
+        {**need, "toward": {"threshold": 8.0}, "effective_n_at": {"8.0": 500.0, "9.5": 140.0}},
     )
     record(
         task_type,
         latest_state,
         NOW,
-        {**need, "most_data": {"edit": {"effective_n": 200.0}}, **latest_evidence},
+        {
+            **need,
+            "toward": {"threshold": 9.42},
+            "effective_n_at": {"8.0": 650.0, "9.5": 200.0},
+            **latest_evidence,
+        },
     )
 
 
@@ -483,7 +497,11 @@ def test_the_approve_threshold_forecasts_its_certification_and_reads_its_error(
 def test_a_forecast_with_no_earlier_run_or_no_gain_says_so(gateway, user_in, client):
     ingest(gateway, 1, at=NOW - timedelta(days=1))
     task_type = TaskType.objects.get(name="t")
-    need = {"needed_effective_n": 736.0, "most_data": {"edit": {"effective_n": 300.0}}}
+    need = {
+        "needed_effective_n": 736.0,
+        "toward": {"threshold": 9.5},
+        "effective_n_at": {"9.5": 300.0},
+    }
     record(task_type, "underpowered", NOW, need)
     client.force_login(user_in("lead"))
     assert "after a day of runs" in client.get("/dashboard/drift/").content.decode()

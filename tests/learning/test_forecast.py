@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from learning.statistics.forecast import Pace, certification_forecast
+from learning.statistics.forecast import Pace, certification_forecast, forecast_of, reading_toward
 
 
 def forecast(**kw):
@@ -52,3 +52,40 @@ def test_no_audits_lately_has_nothing_to_scale():
 def test_refuses_what_is_not_a_count(field, value):
     with pytest.raises(ValueError, match=field):
         forecast(**{field: value})
+
+
+# --------------------------------------------------------------------------- from a run's evidence
+
+CURVE = {"8.0": 900.0, "9.4": 420.0, "9.5": 380.0, "9.6": 300.0}
+
+
+def test_the_reading_is_at_the_tenth_at_or_above_where_certification_heads():
+    assert reading_toward({"toward": {"threshold": 9.42}, "effective_n_at": CURVE}) == (
+        9.5,
+        380.0,
+    )
+    assert reading_toward({"toward": {"threshold": 9.4}, "effective_n_at": CURVE}) == (9.4, 420.0)
+    # Above every recorded tenth, and runs that recorded no reading (before 2026-12-06).
+    assert reading_toward({"toward": {"threshold": 9.7}, "effective_n_at": CURVE}) is None
+    assert reading_toward({"most_data": {"threshold": 8.0}}) is None
+
+
+def test_the_pace_is_read_at_the_latest_runs_tenth_in_both_runs():
+    # The earlier run headed for 8.0 (900 there); the latest heads for 9.42, read at 9.5:
+    # 380 then 500, 120 a day, (736 - 500) / 120 = 1.97 days.
+    now = {"needed_effective_n": 736.0, "toward": {"threshold": 9.42}}
+    now["effective_n_at"] = {**CURVE, "9.5": 500.0}
+    before = {"needed_effective_n": 736.0, "toward": {"threshold": 8.0}, "effective_n_at": CURVE}
+    f = forecast_of(now, before=before, days_between=1.0, audits_per_day=30.0)
+    assert f.pace is Pace.ON_PACE
+    assert f.days == pytest.approx(236 / 120)
+    # An earlier run with no reading at that tenth, or none at all: no pace to read.
+    assert forecast_of(now, before={}, days_between=1.0, audits_per_day=30.0).pace is Pace.UNKNOWN
+    assert forecast_of(now, before=None, days_between=1.0, audits_per_day=30.0).pace is (
+        Pace.UNKNOWN
+    )
+    # The need met at the tenth: ready, whatever came before.
+    ready = {**now, "effective_n_at": {"9.5": 736.0}}
+    assert forecast_of(ready, before=None, days_between=0.0, audits_per_day=0.0).pace is (
+        Pace.READY
+    )

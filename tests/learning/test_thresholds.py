@@ -838,6 +838,7 @@ def test_guarded_hands_each_policy_its_budgets_replicates_design_weight_and_step
         replicates_edit=w.replicates_edit,
         max_weight=2.0,
         headroom=2.0,
+        floor=4.0,
     )
     assert certification.state == State.CERTIFIED
     move = certify.smoothed_move(9.6, certification, last_certified=9.6, max_step=0.3)
