@@ -382,8 +382,6 @@ FORECAST_SPAN = timedelta(days=1)
 AUDIT_PACE_SPAN = timedelta(days=7)
 
 
-
-
 def certification_forecast_of(latest: ThresholdChange) -> Forecast | None:
     """The approve threshold's forecast after a guarded run (``_approve_reading``)."""
     return _approve_reading(ThresholdChange.Which.APPROVE, latest).get("forecast")
