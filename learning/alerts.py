@@ -229,16 +229,13 @@ def threshold_evidence(now: datetime) -> list[Finding]:
         link = alert_page_path(Rule.INSUFFICIENT_EVIDENCE, task_type.name)
         evidence = latest.evidence or {}
         reading = reading_toward(evidence)
-        # Runs recorded before the forecast's reading (2026-12-06): the candidate with the
-        # most data, as they were shown then.
-        most = (evidence.get("most_data") or {}).get("edit") or {}
         needed = evidence.get("needed_effective_n")
         findings.append(
             Finding(
                 rule=Rule.INSUFFICIENT_EVIDENCE,
                 subject=task_type.name,
                 firing=latest.state == ThresholdChange.State.UNDERPOWERED,
-                value=reading[1] if reading else most.get("effective_n"),
+                value=reading[1] if reading else None,
                 limit=needed or 0.0,
                 message=f"The approve threshold of {task_type.name} is underpowered: "
                 f"{latest.reason} Its audit rate is {task_type.audit_rate_approved:g} "
@@ -282,7 +279,7 @@ def threshold_evidence(now: datetime) -> list[Finding]:
 def _forecast_words(latest: ThresholdChange) -> str:
     """When the approve threshold's need of evidence is met, as the thresholds page says."""
     forecast = selectors.certification_forecast_of(latest)
-    return f" Certification forecast: {forecast.words}." if forecast else ""
+    return f" Data enough to test it: {forecast.words}." if forecast else ""
 
 
 def _tested_words(stopped_at: dict | None) -> str:

@@ -1,4 +1,8 @@
-"""When the approve threshold could be certified at today's pace: pure arithmetic.
+"""When the approve threshold's candidate will have data enough to be tested, at today's
+pace: pure arithmetic. Not when it will be certified: a bound on an estimate near its
+budget, widened for the label model, needs more than the need, which is what a clean
+record needs (at a team's scale, docs/learning.md, 2 of 22 task types whose need was dated
+within the month were certified in it).
 
 The search tests a candidate once its effective sample reaches the need
 (``certify.certify_approve_threshold``). The forecast reads how fast the candidate that
@@ -93,10 +97,14 @@ def reading_toward(evidence: Mapping) -> tuple[float, float] | None:
     """From a thresholds run's evidence (``Certification.as_dict``): the tenth of a point at
     or above its ``toward`` candidate, and the effective sample scoring at least that tenth
     (no more than the candidate's own, since the sample shrinks as the threshold rises).
-    None where the run recorded neither (runs before 2026-12-06, ADR-0003's rule)."""
+    None where the run recorded no candidates (ADR-0003's rule)."""
     toward = (evidence.get("toward") or {}).get("threshold")
     if toward is None:
-        return None
+        # Runs recorded before 2026-12-06: the candidate with the most data, as they were
+        # read then.
+        most = evidence.get("most_data") or {}
+        have = (most.get("edit") or {}).get("effective_n")
+        return None if have is None or most.get("threshold") is None else (most["threshold"], have)
     return _at_or_above(evidence, toward)
 
 

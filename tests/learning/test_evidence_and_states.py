@@ -213,7 +213,7 @@ def test_an_underpowered_run_holds_raises_audits_and_says_so(gateway, user_in):
     alert = Alert.objects.get(rule=Alert.Rule.INSUFFICIENT_EVIDENCE, subject="t")
     assert "underpowered" in alert.message and "budget 0.25" in alert.message
     # One run so far: no pace to forecast from, as the thresholds page says.
-    assert alert.message.endswith("Certification forecast: after a day of runs.")
+    assert alert.message.endswith("Data enough to test it: after a day of runs.")
 
 
 def test_an_underpowered_run_sets_an_estimated_line_where_approvals_require_one(gateway, user_in):

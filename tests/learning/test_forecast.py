@@ -65,9 +65,12 @@ def test_the_reading_is_at_the_tenth_at_or_above_where_certification_heads():
         380.0,
     )
     assert reading_toward({"toward": {"threshold": 9.4}, "effective_n_at": CURVE}) == (9.4, 420.0)
-    # Above every recorded tenth, and runs that recorded no reading (before 2026-12-06).
+    # Above every recorded tenth; a run recorded before 2026-12-06 is read at its candidate
+    # with the most data, as it was then; a run with no candidates is not read.
     assert reading_toward({"toward": {"threshold": 9.7}, "effective_n_at": CURVE}) is None
-    assert reading_toward({"most_data": {"threshold": 8.0}}) is None
+    before = {"most_data": {"threshold": 8.02, "edit": {"effective_n": 640.0}}}
+    assert reading_toward(before) == (8.02, 640.0)
+    assert reading_toward({"needed_effective_n": 736.0}) is None
 
 
 def test_the_pace_is_read_at_the_latest_runs_tenth_in_both_runs():
