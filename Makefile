@@ -91,9 +91,9 @@ run: $(STAMP)
 	$(BIN)/honcho start -f Procfile
 
 # Test processes (pytest-xdist): one per core. Tests that share Redis, or start servers,
-# browsers or workers, run one after another on one of them (tests/conftest.py).
+# browsers or workers (marked serial by tests/conftest.py), run afterwards, one after another.
 TEST_PROCESSES ?= auto
-PYTEST := $(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadgroup
+PYTEST := $(BIN)/python -m pytest -n $(TEST_PROCESSES)
 
 ## The fast tier: lint, migrations in sync, and every test not marked slow (about 3 min on two cores).
 check: $(STAMP)
@@ -107,7 +107,8 @@ test: $(STAMP) lock-check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python manage.py makemigrations --check --dry-run
-	$(PYTEST)
+	$(PYTEST) -m "not serial"
+	$(BIN)/python -m pytest -p no:xdist -m serial
 
 format: $(STAMP)
 	$(BIN)/ruff format .

@@ -10,9 +10,11 @@ from tests.factories import UserFactory, token_for, valid_submission
 # contract's fuzzing) and every test that needs Redis or checks a guarantee statistically.
 SLOW_FOLDERS = ("browser", "contract", "reliability")
 SLOW_MARKS = ("statistical", "redis")
-# Under pytest-xdist (`make test`), these share one worker, one after another: the tests
-# that need Redis share its one test database, and the folders above start servers,
-# browsers and worker processes that two at once would starve on two cores.
+# `make test` runs these one after another, in a pytest run of their own after the rest:
+# the folders above start servers, browsers and worker processes that two at once would
+# starve on two cores (a test of the request pace failed so), and the Redis tests start
+# Celery workers. Why not pytest-xdist's xdist_group: under pytest 9 it no longer groups
+# (xdist 3.8 renames a node id that pytest 9 no longer reads).
 SERIAL_MARKS = ("redis",)
 
 
@@ -23,7 +25,7 @@ def pytest_collection_modifyitems(config, items):
         if folder in SLOW_FOLDERS or any(item.get_closest_marker(m) for m in SLOW_MARKS):
             item.add_marker(pytest.mark.slow)
         if folder in SLOW_FOLDERS or any(item.get_closest_marker(m) for m in SERIAL_MARKS):
-            item.add_marker(pytest.mark.xdist_group("serial"))
+            item.add_marker(pytest.mark.serial)
 
 
 @pytest.fixture

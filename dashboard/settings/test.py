@@ -15,7 +15,11 @@ from .base import REDIS_TRANSPORT_OPTIONS, env
 
 _IN_CI = env.bool("CI", default=False)
 _PG_URL = env.str("TEST_DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/gatehouse")
-_REDIS_URL = env.str("TEST_REDIS_URL", default="redis://127.0.0.1:6379/15")
+# Each pytest-xdist worker has a Redis database of its own (15, 14, ...), so that Redis
+# tests run under `pytest -n` never share one: two Celery workers started by tests on two
+# xdist workers at once took each other's tasks. (`make test` runs them apart, serially.)
+_XDIST_WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+_REDIS_URL = env.str("TEST_REDIS_URL", default=f"redis://127.0.0.1:6379/{15 - _XDIST_WORKER % 8}")
 
 
 def _reachable(host: str, port: int) -> bool:
