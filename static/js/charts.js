@@ -8,7 +8,19 @@
 (function () {
   "use strict";
 
-  const CONFIG = { responsive: true, displaylogo: false };
+  // The one place that configures Plotly. plotly.js 4 offers every chart's data to Plotly's
+  // cloud by default (showSendToCloud, plotlyServerURL): quality data stays here, so every
+  // way out is off, for these charts and, as the default, for any other plot on the page.
+  const CONFIG = {
+    responsive: true,
+    displaylogo: false,
+    showSendToCloud: false,
+    showEditInChartStudio: false,
+    showLink: false,
+    sendData: false,
+    plotlyServerURL: "",
+  };
+  Plotly.setPlotConfig(CONFIG);
   // What each chart element was last drawn from, to draw it again only when that changed.
   const drawnFrom = new WeakMap();
 

@@ -27,3 +27,23 @@ def charts_drawn(page) -> list[dict]:
                 0),
         }))"""
     )
+
+
+# Buttons and links that would hand a chart's data to Plotly's cloud.
+TO_PLOTLY = (
+    "[...document.querySelectorAll('.chart')].flatMap(c => ["
+    "  c._context.showSendToCloud && 'showSendToCloud',"
+    "  c._context.showEditInChartStudio && 'showEditInChartStudio',"
+    "  c._context.showLink && 'showLink',"
+    "  c._context.plotlyServerURL && `plotlyServerURL ${c._context.plotlyServerURL}`,"
+    "  ...[...c.querySelectorAll('.modebar-btn')].map(b => b.dataset.title)"
+    "      .filter(t => /cloud|chart studio/i.test(t)),"
+    "]).concat([...document.querySelectorAll('a[href]')].map(a => a.href)"
+    "  .filter(h => /plotly\\.com|plot\\.ly/.test(h))).filter(Boolean)"
+)
+
+
+def ways_to_plotly(page) -> list[str]:
+    """What on the page (drawn charts' settings, modebar buttons, links) could send a chart's
+    data to Plotly's servers; empty when nothing can."""
+    return page.evaluate(TO_PLOTLY)

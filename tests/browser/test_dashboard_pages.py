@@ -1,6 +1,7 @@
 """The filter bar in a real browser, over days of simulated traffic: on every page with
 charts, changing a filter moves the URL and redraws the charts from other numbers, and
-the back button brings the first view back."""
+the back button brings the first view back; and no chart offers its data to Plotly's
+cloud."""
 
 import re
 
@@ -9,7 +10,7 @@ from django.utils import timezone
 
 from dashboard.demo import demo_config, demo_rollups_build, demo_traffic_seed
 from gating.roles import Role
-from tests.browser.helpers import charts_drawn, log_in
+from tests.browser.helpers import charts_drawn, log_in, ways_to_plotly
 from tests.factories import UserFactory
 
 # Each page and the filter that changes its charts: the last day rather than the last week;
@@ -53,6 +54,9 @@ def test_the_filter_bar_moves_the_url_and_the_charts_on_every_page(page, problem
         page.goto(url)
         charts_drawn(page)
         before = _figures(page)
+        # No chart offers its data to Plotly's cloud (plotly.js 4 offers it by default).
+        if leaks := ways_to_plotly(page):
+            failures[f"{name}: to Plotly"] = leaks
 
         choice = page.locator(f"form.filter-bar select[name={parameter}]")
         value = value or choice.locator("option").last.get_attribute("value")
