@@ -66,6 +66,8 @@ def first_day(history: loop.History, task_type: int, holds) -> int | None:
 
 
 FORECAST_DAYS = (7, 10, 14)
+# A forecast "said when" if certification came within this many days of the day it said.
+DATED_WITHIN = 3
 
 
 def forecasts(history: loop.History, task_type: int) -> list[dict]:
@@ -143,8 +145,9 @@ def one(
     }
 
 
-def summary(rows: list[dict]) -> dict:
-    """The targets over every history of one approve_requires setting."""
+def summary(rows: list[dict], history_days: int) -> dict:
+    """The targets over every history of one approve_requires setting, ``history_days``
+    long."""
     days = [d for row in rows for d in row["certified_day"].values()]
     errors = [r["true_edit_or_bad"] for row in rows for r in row["approved_error"] if r["approved"]]
     task_types = sum(len(row["approved_error"]) for row in rows)
@@ -176,14 +179,16 @@ def summary(rows: list[dict]) -> dict:
             float(np.mean([r["queue"]["held_wait_days_last_week"] for r in rows])), 2
         ),
         "open_at_end_mean": round(float(np.mean([r["queue"]["open_at_end"] for r in rows])), 1),
-        "forecast": forecast_summary(rows),
+        "forecast": forecast_summary(rows, history_days),
     }
 
 
-def forecast_summary(rows: list[dict]) -> dict:
-    """Per forecast day, over the task types not yet certified: how the forecast read, and
-    for those on pace, the days from the need met to certification (median and range;
-    never certified in the history counted apart)."""
+def forecast_summary(rows: list[dict], days: int) -> dict:
+    """Per forecast day, over the task types not yet certified: how the forecast read; for
+    those dated, the days from the date said to certification (median and range; never
+    certified in the history counted apart); and whether it said when: of those dated
+    within the history (``days``), how many were certified in it, and of those certified in
+    it, how many it had dated within it, and how many within DATED_WITHIN days of the day."""
     out = {}
     for day in FORECAST_DAYS:
         said = [
@@ -191,6 +196,8 @@ def forecast_summary(rows: list[dict]) -> dict:
         ]
         dated = [f for f in said if f["need_met_day"] is not None]
         late = [f["certified_day"] - f["need_met_day"] for f in dated if f["certified_day"]]
+        in_history = [f for f in dated if f["need_met_day"] <= days]
+        certified = [f for f in said if f["certified_day"] is not None]
         out[str(day)] = {
             "uncertified": len(said),
             "pace": {
@@ -202,6 +209,17 @@ def forecast_summary(rows: list[dict]) -> dict:
                 "max": round(max(late), 1) if late else None,
             },
             "dated_never_certified": sum(not f["certified_day"] for f in dated),
+            "dated_within_history": len(in_history),
+            "of_which_certified_in_it": sum(f["certified_day"] is not None for f in in_history),
+            "certified_in_history": len(certified),
+            "of_which_dated_within_it": sum(
+                f["need_met_day"] is not None and f["need_met_day"] <= days for f in certified
+            ),
+            f"of_which_within_{DATED_WITHIN}_days": sum(
+                f["need_met_day"] is not None
+                and abs(f["certified_day"] - f["need_met_day"]) <= DATED_WITHIN
+                for f in certified
+            ),
         }
     return out
 
@@ -292,7 +310,7 @@ def main(argv: list[str] | None = None) -> None:
         },
         "seconds": round(time.perf_counter() - started, 1),
         **{
-            requires: summary([r for r in rows if r["approve_requires"] == requires])
+            requires: summary([r for r in rows if r["approve_requires"] == requires], args.days)
             for requires in settings
         },
         "histories": rows,

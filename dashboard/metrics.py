@@ -18,14 +18,9 @@ from dashboard.estimates import weighted_rate, wilson_interval
 from dashboard.filters import DashboardFilter
 from gating.models import AuditEvent, TaskType, Validator
 from gating.scoring import Decision
+from learning import selectors as learning_selectors
 from learning.alerts import PSI_MIN_OUTPUTS
-from learning.models import (
-    CycleRun,
-    PairAgreement,
-    ReviewerReliability,
-    ThresholdChange,
-    ValidatorAssessment,
-)
+from learning.models import CycleRun, PairAgreement, ReviewerReliability, ThresholdChange
 from learning.statistics.drift import psi_from_counts
 
 # PSI compares a day's scores with the days before it, as the score-shift alert does.
@@ -155,13 +150,8 @@ def validators_task_type(f: DashboardFilter) -> str | None:
 
 
 def _assessments(f: DashboardFilter):
-    return (
-        ValidatorAssessment.objects.filter(
-            validator__task_type__name=validators_task_type(f),
-            cycle__in=_cycles(CycleRun.Kind.VALIDATORS, f),
-        )
-        .select_related("validator", "cycle")
-        .order_by("cycle__window_end", "validator__name")
+    return learning_selectors.validator_assessments(
+        validators_task_type(f), since=f.since, until=f.until
     )
 
 

@@ -8,6 +8,7 @@ note. Each acknowledgement and each resolution is in the audit log.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -28,8 +29,8 @@ from gating.models import AuditEvent, Output, Review, ReviewItem, TaskType
 from gating.roles import Role
 from learning import selectors
 from learning.models import Alert, ThresholdChange
-from learning.statistics import drift, importance
-from learning.statistics.forecast import reading_toward
+from learning.statistics import drift
+from learning.statistics.forecast import need_toward, reading_toward
 
 Rule = Alert.Rule
 
@@ -37,6 +38,11 @@ BACKLOG_HOURS = 24.0
 THRESHOLD_DRIFT = 0.5
 ACCURACY_DROP = 0.10
 ACCURACY_MIN_VERDICTS = 30
+# The accuracy alert compares the latest validators cycle with the latest one at least
+# ACCURACY_SPAN before it, among the cycles of the last ACCURACY_LOOKBACK: the validators
+# page's default range (30 days), so that both cycles are on the chart the alert links to.
+ACCURACY_SPAN = timedelta(days=7)
+ACCURACY_LOOKBACK = timedelta(days=30)
 PSI_LIMIT = 0.25
 PSI_MIN_OUTPUTS = 30
 SUBJECT_MAX = 200
@@ -136,41 +142,42 @@ def threshold_drift(now: datetime) -> list[Finding]:
 
 
 def validator_accuracy(now: datetime) -> list[Finding]:
-    """Each validator's accuracy over the last 7 days against the 7 before."""
-    recent = selectors.verdicts(since=now - timedelta(days=7), until=now)
-    before = selectors.verdicts(since=now - timedelta(days=14), until=now - timedelta(days=7))
-    grouped: dict[int, tuple[list, list]] = defaultdict(lambda: ([], []))
-    for v in recent:
-        grouped[v.task_type_id][0].append(v)
-    for v in before:
-        grouped[v.task_type_id][1].append(v)
-    names_by_task_type = defaultdict(set)
-    for v in [*recent, *before]:
-        names_by_task_type[v.task_type_id].update(r["name"] for r in v.validator_results)
-    task_types = dict(TaskType.objects.filter(pk__in=grouped).values_list("pk", "name"))
+    """Each validator's accuracy in the latest validators cycle against the latest cycle at
+    least ACCURACY_SPAN before it: the values the validators page charts and exports
+    (``selectors.validator_assessments``), so that the alert and the chart it links to say
+    the same. Each value is the cycle's (the label model's verdicts over its lookback
+    window); a cycle that judged fewer than ACCURACY_MIN_VERDICTS outputs is not read."""
     findings = []
-    for task_type_id, (now_verdicts, then_verdicts) in grouped.items():
-        if min(len(now_verdicts), len(then_verdicts)) < ACCURACY_MIN_VERDICTS:
-            continue
-        names = tuple(sorted(names_by_task_type[task_type_id]))
-        accuracy_now = importance.validator_accuracy(selectors.pattern_counts(now_verdicts, names))
-        accuracy_then = importance.validator_accuracy(
-            selectors.pattern_counts(then_verdicts, names)
-        )
-        for name in names:
-            drop = accuracy_then[name] - accuracy_now[name]
+    for task_type in TaskType.objects.order_by("name"):
+        by_validator = defaultdict(list)
+        # Through ``now``: a validators cycle whose window ends this very moment counts.
+        for a in selectors.validator_assessments(
+            task_type.name, since=now - ACCURACY_LOOKBACK, until=now + timedelta.resolution
+        ):
+            if a.accuracy is not None and a.n >= ACCURACY_MIN_VERDICTS:
+                by_validator[a.validator.name].append(a)
+        for name, assessed in sorted(by_validator.items()):
+            latest = assessed[-1]
+            earlier = [
+                a for a in assessed if a.cycle.window_end <= latest.cycle.window_end - ACCURACY_SPAN
+            ]
+            if not earlier:
+                continue
+            then = earlier[-1]
+            drop = then.accuracy - latest.accuracy
             findings.append(
                 Finding(
                     rule=Rule.VALIDATOR_ACCURACY,
-                    subject=f"{task_types[task_type_id]} {name}",
+                    subject=f"{task_type.name} {name}",
                     firing=drop > ACCURACY_DROP,
                     value=round(drop, 4),
                     limit=ACCURACY_DROP,
-                    message=f"{name} on {task_types[task_type_id]}: accuracy "
-                    f"{accuracy_then[name]:.0%} the week before, {accuracy_now[name]:.0%} "
-                    f"the last 7 days ({len(now_verdicts)} verdicts): possible model "
-                    "degradation.",
-                    link=alert_page_path(Rule.VALIDATOR_ACCURACY, task_types[task_type_id]),
+                    message=f"{name} on {task_type.name}: accuracy {then.accuracy:.0%} in the "
+                    f"validators cycle to {then.cycle.window_end:%Y-%m-%d %H:%M} UTC, "
+                    f"{latest.accuracy:.0%} in the cycle to "
+                    f"{latest.cycle.window_end:%Y-%m-%d %H:%M} UTC ({latest.n} verdicts): "
+                    "possible model degradation.",
+                    link=alert_page_path(Rule.VALIDATOR_ACCURACY, task_type.name),
                 )
             )
     return findings
@@ -229,14 +236,20 @@ def threshold_evidence(now: datetime) -> list[Finding]:
         link = alert_page_path(Rule.INSUFFICIENT_EVIDENCE, task_type.name)
         evidence = latest.evidence or {}
         reading = reading_toward(evidence)
-        needed = evidence.get("needed_effective_n")
+        needed = need_toward(evidence)
         findings.append(
             Finding(
                 rule=Rule.INSUFFICIENT_EVIDENCE,
                 subject=task_type.name,
                 firing=latest.state == ThresholdChange.State.UNDERPOWERED,
                 value=reading[1] if reading else None,
-                limit=needed or 0.0,
+                # Where no amount of today's data passes, the least any candidate needs:
+                # the alert's numbers stay finite (JSON has no infinity).
+                limit=(
+                    needed
+                    if needed is not None and math.isfinite(needed)
+                    else evidence.get("needed_effective_n") or 0.0
+                ),
                 message=f"The approve threshold of {task_type.name} is underpowered: "
                 f"{latest.reason} Its audit rate is {task_type.audit_rate_approved:g} "
                 f"(budget {task_type.audit_rate_budget:g})." + _forecast_words(latest),
@@ -279,7 +292,7 @@ def threshold_evidence(now: datetime) -> list[Finding]:
 def _forecast_words(latest: ThresholdChange) -> str:
     """When the approve threshold's need of evidence is met, as the thresholds page says."""
     forecast = selectors.certification_forecast_of(latest)
-    return f" Data enough to test it: {forecast.words}." if forecast else ""
+    return f" Certification at today's estimates: {forecast.words}." if forecast else ""
 
 
 def _tested_words(stopped_at: dict | None) -> str:
@@ -346,7 +359,7 @@ ALERT_PAGES: dict[str, tuple[str, str | None]] = {
     Rule.BACKLOG: ("/dashboard/queue/", None),
     # The 24 hours compared, with the days before them for context.
     Rule.THRESHOLD_DRIFT: ("/dashboard/drift/", "7d"),
-    # Two weeks compared, the last 7 days against the 7 before.
+    # Two validators cycles a week apart, within the last 30 days.
     Rule.VALIDATOR_ACCURACY: ("/dashboard/validators/", "30d"),
     # The last 24 hours against the 7 days before them.
     Rule.SCORE_SHIFT: ("/dashboard/drift/", "30d"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,9 +12,9 @@ from django.db.models import Exists, OuterRef
 
 from gating.models import Review, ReviewItem, TaskType
 from gating.scoring import ApproveRequires, GatePolicy, Guarantee, approval_line
-from learning.models import CycleRun, ThresholdChange, TierAssessment
+from learning.models import CycleRun, ThresholdChange, TierAssessment, ValidatorAssessment
 from learning.statistics import importance
-from learning.statistics.forecast import Forecast, forecast_of, reading_toward
+from learning.statistics.forecast import Forecast, forecast_of, need_toward, reading_toward
 
 APPROVE = Review.Action.APPROVE
 
@@ -247,8 +248,9 @@ class ThresholdState:
     best_certifiable_threshold: float | None
     # Approve threshold: the effective outputs (Kish's size of the weighted audits) scoring
     # at least ``effective_n_from``, the tenth at or above the candidate certification is
-    # heading for (statistics.forecast.reading_toward), against what a candidate needs to
-    # be tested. Staff's to see: the API's answer leaves them out (learning.api.views).
+    # heading for (statistics.forecast.reading_toward), against what its bound needs to pass
+    # at today's estimates (infinite: no amount would; statistics.forecast.need_toward).
+    # Staff's to see: the API's answer leaves them out (learning.api.views).
     effective_n: float | None = None
     effective_n_from: float | None = None
     needed_effective_n: float | None = None
@@ -265,6 +267,17 @@ class ThresholdState:
     @property
     def state_label(self) -> str:
         return ThresholdChange.State(self.state).label if self.state else ""
+
+    @property
+    def have_need_words(self) -> str:
+        """The approve threshold's effective outputs against its need, in a few words."""
+        if self.needed_effective_n is None:
+            return "—"
+        have = f"{self.effective_n or 0:,.0f}"
+        where = "" if self.effective_n_from is None else f" scoring ≥ {self.effective_n_from:.1f}"
+        if not math.isfinite(self.needed_effective_n):
+            return f"{have}{where}; no amount passes at today's estimates"
+        return f"{have} / {self.needed_effective_n:,.0f}{where}"
 
     @property
     def forecast_words(self) -> str:
@@ -406,7 +419,7 @@ def _approve_reading(which: str, latest: ThresholdChange) -> dict:
     return {
         "effective_n": reading[1] if reading else None,
         "effective_n_from": reading[0] if reading else None,
-        "needed_effective_n": evidence["needed_effective_n"],
+        "needed_effective_n": need_toward(evidence),
         "forecast": forecast_of(
             evidence,
             # None too where the earlier run read no candidates (ADR-0003's rule then).
@@ -484,3 +497,21 @@ def routing_advice() -> list[dict]:
         }
         for name, models in ranked.items()
     ]
+
+
+def validator_assessments(task_type: str, *, since: datetime, until: datetime):
+    """Each validators cycle's assessment of each validator of ``task_type`` (by name):
+    succeeded cycles whose window ended in [since, until), oldest first. The one home of
+    the validators' accuracy, importance and weight over time: the validators page's charts,
+    their JSON and CSV, and the accuracy alert all read these rows."""
+    return (
+        ValidatorAssessment.objects.filter(
+            validator__task_type__name=task_type,
+            cycle__kind=CycleRun.Kind.VALIDATORS,
+            cycle__status=CycleRun.Status.SUCCEEDED,
+            cycle__window_end__gte=since,
+            cycle__window_end__lt=until,
+        )
+        .select_related("validator", "cycle")
+        .order_by("cycle__window_end", "validator__name")
+    )

@@ -1,27 +1,28 @@
-"""When the approve threshold's candidate will have data enough to be tested, at today's
-pace: pure arithmetic. Not when it will be certified: a bound on an estimate near its
-budget, widened for the label model, needs more than the need, which is what a clean
-record needs (at a team's scale, docs/learning.md, 2 of 22 task types whose need was dated
-within the month were certified in it).
+"""When the approve threshold could be certified, at today's pace and today's estimates:
+pure arithmetic.
 
-The search tests a candidate once its effective sample reaches the need
-(``certify.certify_approve_threshold``). The forecast reads how fast the candidate that
-certification is heading for (``Certification.toward``: where the label model's estimates
-pass with their margin) gained effective outputs between two thresholds runs, and extends
-that line:
+The search certifies a candidate once its bound, widened for the label model, is within
+both budgets (``certify.certify_approve_threshold``). Each run records, for the candidate
+that certification is heading for (``Certification.toward``: where the label model's
+estimates pass with their margin, or before any does the one with the most data), the
+effective sample at which that bound would pass with the estimates and mix of weights it
+has today (``ThresholdEvidence.needed_to_pass``). The forecast reads how fast that
+candidate gained effective outputs between two thresholds runs, and extends the line:
 
-    days = (need - have) / gain per day
+    days = (need to pass - have) / gain per day
 
-Why that candidate: the one with the most data scores far below any threshold that could
-be certified (5 to 8 in the simulated world), so its need was met a week or more before
-certification came, and the forecast said "data enough now" all that time.
+Why that need: the one a clean record needs (``Certification.needed_effective_n``) is met
+long before a bound on an estimate near its budget passes. Forecast from it, of the 22 task
+types dated within the month at a team's scale, 2 were certified in it (docs/learning.md).
+Why that candidate: the one with the most data scores far below any threshold that could be
+certified (5 to 8 in the simulated world), and its estimates are over budget.
 
-It is a straight line through two points, no more. Effective outputs grow about in
-proportion to the audits reviewed while the lookback window fills; once it is full, what
-leaves the window takes away what comes in, the gain falls towards zero, and the forecast
-says that today's pace will not get there. Doubling the audits reviewed a day doubles the
-gain and halves the days, so the reviews a day that would halve the forecast are twice
-today's audits.
+It is a straight line through two points, no more, at today's estimates: where they move,
+the need moves with them. Effective outputs grow about in proportion to the audits reviewed
+while the lookback window fills; once it is full, what leaves the window takes away what
+comes in, the gain falls towards zero, and the forecast says that today's pace will not get
+there. Doubling the audits reviewed a day doubles the gain and halves the days, so the
+reviews a day that would halve the forecast are twice today's audits.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ from enum import StrEnum
 
 
 class Pace(StrEnum):
-    READY = "ready"  # the data is there: what is missing is an estimate within budget
+    READY = "ready"  # the data is there: the bound passes at today's estimates
     ON_PACE = "on_pace"  # ``days`` to the need at today's pace
+    OVER_BUDGET = "over_budget"  # an estimate is over its budget: no amount of such data passes
     TOO_SLOW = "too_slow"  # no gain between the two runs: today's pace does not get there
     UNKNOWN = "unknown"  # no earlier run to measure the pace against
 
@@ -54,6 +56,8 @@ class Forecast:
         """The forecast in a few words, for the pages and the alerts alike."""
         if self.pace is Pace.READY:
             return "data enough now"
+        if self.pace is Pace.OVER_BUDGET:
+            return "not until the estimates are within budget"
         if self.pace is Pace.TOO_SLOW:
             return "not at today's pace: more audits needed"
         if self.pace is Pace.UNKNOWN:
@@ -73,11 +77,15 @@ def certification_forecast(
     audits_per_day: float,
 ) -> Forecast:
     """From the effective outputs now (``have``) and ``days_between`` days earlier
-    (``have_before``; None if there was no run then), the need, and the audits reviewed a
-    day lately."""
-    for name, value in (("have", have), ("need", need), ("audits_per_day", audits_per_day)):
+    (``have_before``; None if there was no run then), the need (infinite: no amount of data
+    like today's passes), and the audits reviewed a day lately."""
+    for name, value in (("have", have), ("audits_per_day", audits_per_day)):
         if not (math.isfinite(value) and value >= 0):
             raise ValueError(f"{name} must be a finite number at least 0, not {value!r}")
+    if not need >= 0:
+        raise ValueError(f"need must be a number at least 0, not {need!r}")
+    if math.isinf(need):
+        return Forecast(Pace.OVER_BUDGET)
     if have >= need:
         return Forecast(Pace.READY, days=0.0)
     if have_before is None or not days_between > 0:
@@ -108,6 +116,20 @@ def reading_toward(evidence: Mapping) -> tuple[float, float] | None:
     return _at_or_above(evidence, toward)
 
 
+def need_toward(evidence: Mapping) -> float | None:
+    """The effective sample the ``toward`` candidate needs for its bound to pass at today's
+    estimates; infinite where no amount would (recorded as None). Runs recorded before
+    2026-12-07 kept only what a clean record needs, and are read by that. None where the run
+    recorded no candidates (ADR-0003's rule)."""
+    if "needed_effective_n" not in evidence:
+        return None
+    toward = evidence.get("toward") or {}
+    if "needed_to_pass" not in toward:
+        return evidence["needed_effective_n"]
+    need = toward["needed_to_pass"]
+    return math.inf if need is None else need
+
+
 def _at_or_above(evidence: Mapping, threshold: float) -> tuple[float, float] | None:
     curve = evidence.get("effective_n_at") or {}
     above = [float(t) for t in curve if float(t) >= threshold - 1e-9]
@@ -126,14 +148,14 @@ def forecast_of(
 ) -> Forecast:
     """The forecast of a run's evidence against an earlier run's (``before``, None with
     none), both read at this run's ``reading_toward`` tenth."""
-    reading = reading_toward(evidence)
-    if reading is None or "needed_effective_n" not in evidence:
+    reading, need = reading_toward(evidence), need_toward(evidence)
+    if reading is None or need is None:
         return Forecast(Pace.UNKNOWN)
     tenth, have = reading
     earlier = None if before is None else _at_or_above(before, tenth)
     return certification_forecast(
         have=have,
-        need=evidence["needed_effective_n"],
+        need=need,
         have_before=None if earlier is None or earlier[0] != tenth else earlier[1],
         days_between=days_between,
         audits_per_day=audits_per_day,

@@ -6,12 +6,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.core import mail
 
+from dashboard import metrics
+from dashboard.filters import DashboardFilter
 from gating import reviews, services
 from gating.models import OutboxMessage, ReviewItem, TaskType, Webhook, WebhookDelivery
 from gating.reviews import DecisionInput, RecordedDecision
 from gating.roles import Role
-from learning import alerts
-from learning.models import Alert
+from learning import alerts, cycles
+from learning.models import Alert, CycleRun, ValidatorAssessment
 from tests.factories import TaskTypeFactory, ingested_many, valid_submission
 
 pytestmark = pytest.mark.django_db
@@ -161,29 +163,48 @@ def test_threshold_drift_counts_every_edit_within_a_day(user_in):
 # --------------------------------------------------------------------------- validators
 
 
-def test_validator_accuracy_drop_needs_thirty_verdicts_a_week(gateway, user_in):
+def test_the_accuracy_alert_says_what_its_chart_shows(gateway, user_in, settings):
+    # Three weeks ago: facts passes on the 40 approved outputs and fails on the 40 rejected.
+    # The validators cycle a week ago judges those 80 alone. Three days ago: 120 more, facts
+    # passing on all, every one rejected; the cycle now judges all 200 over its 30 days. The
+    # alert compares the two cycles, and its numbers are the validators chart's points.
+    settings.LEARNING_MIN_VERDICTS = 50
     reviewer = user_in(Role.REVIEWER)
-    week_before = NOW - timedelta(days=10)
-    last_week = NOW - timedelta(days=3)
-    # The week before: facts passes on approved outputs, fails on rejected ones: 100 %.
-    decide(ingest(gateway, 20, at=week_before), reviewer, "approve", week_before)
-    decide(ingest(gateway, 20, at=week_before, facts=False), reviewer, "reject", week_before)
-    # Last week: facts passes on everything, half of which is rejected: 50 %.
-    recent = ingest(gateway, 40, at=last_week)
-    decide(recent[:20], reviewer, "approve", last_week)
-    decide(recent[20:], reviewer, "reject", last_week)
+    weeks_ago = NOW - timedelta(days=20)
+    decide(ingest(gateway, 40, at=weeks_ago), reviewer, "approve", weeks_ago)
+    decide(ingest(gateway, 40, at=weeks_ago, facts=False), reviewer, "reject", weeks_ago)
+    week_ago = cycles.cycle_run(CycleRun.Kind.VALIDATORS, NOW - timedelta(days=7))
+    recent_at = NOW - timedelta(days=3)
+    decide(ingest(gateway, 120, at=recent_at), reviewer, "reject", recent_at)
+    latest = cycles.cycle_run(CycleRun.Kind.VALIDATORS, NOW)
+
+    shown = metrics.METRICS["validator-accuracy"].rows(
+        DashboardFilter(since=NOW - timedelta(days=30), until=NOW + timedelta(hours=1))
+    )
+    point = {(r["at"], r["validator"]): r["value"] for r in shown}
+    then, now = point[(week_ago.window_end, "facts")], point[(latest.window_end, "facts")]
+    # The cycles read the label model's verdicts, not the reviewer's alone: facts agreed
+    # with nearly all of the first window's, and with well under nine in ten of the second.
+    assert then == pytest.approx(1.0, abs=0.02)
+    assert now < then - alerts.ACCURACY_DROP
 
     found = findings(alerts.validator_accuracy)
-    assert found["t facts"].value == pytest.approx(0.5)
+    assert found["t facts"].value == pytest.approx(round(then - now, 4))
     assert found["t facts"].firing
+    assert (
+        f"accuracy {then:.0%} in the validators cycle to {week_ago.window_end:%Y-%m-%d %H:%M}"
+        in (found["t facts"].message)
+    )
+    assert f"{now:.0%} in the cycle to {latest.window_end:%Y-%m-%d %H:%M} UTC (200 verdicts)" in (
+        found["t facts"].message
+    )
     assert found["t facts"].link == "/dashboard/validators/?range=30d&task_type=t"
-    # tone passed throughout: 50 % both weeks.
-    assert found["t tone"].value == pytest.approx(0.0)
-    assert not found["t tone"].firing
+    # tone passed throughout: it agrees with the approvals only, which became fewer.
+    tone_then, tone_now = point[(week_ago.window_end, "tone")], point[(latest.window_end, "tone")]
+    assert found["t tone"].value == pytest.approx(round(tone_then - tone_now, 4))
 
-    # With 29 verdicts in one week the rule says nothing.
-    Alert.objects.all().delete()
-    ReviewItem.objects.filter(output__in=recent[:11]).delete()
+    # A cycle that judged fewer than 30 outputs is not read.
+    ValidatorAssessment.objects.filter(cycle=week_ago).update(n=29)
     assert "t facts" not in findings(alerts.validator_accuracy)
 
 

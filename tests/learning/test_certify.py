@@ -1250,6 +1250,8 @@ def test_the_outcome_as_kept_by_a_cycle_run():
             "passed": True,
             "bad": certified,
             "edit": certified,
+            # A clean record passes from 298.07 (to the bisection's 0.03 %).
+            "needed_to_pass": pytest.approx(298.07, rel=1e-3),
         },
         # Nothing scores 7.4 or more; 400 outputs at 7.3; 800 at every tenth below.
         "effective_n_at": {
@@ -1497,3 +1499,90 @@ def test_a_candidate_exactly_at_the_floor_is_not_probed_for_reach():
     assert "(120 effective at 4.6 at best; 299 needed)" in reason
     # A hair lower, 4.6 is above the floor and shows the budgets out of reach (10 of 120).
     assert search(blocks, floor=4.59).state is State.NOT_ATTAINABLE
+
+
+# --------------------------------------------------------------------------- the need to pass
+
+
+def smallest_passing_n(mean: float, alpha: float, delta: float) -> int:
+    """The smallest n at which n weight-1 outputs with this mean loss get a bound within
+    alpha, by bisection over whole n on the published bound (``hb_by_hand``)."""
+    low, high = 1, 10**6
+    while low < high:
+        n = (low + high) // 2
+        if hb_by_hand(mean, n, delta, math.ceil(n * mean - 1e-9)) <= alpha:
+            high = n
+        else:
+            low = n + 1
+    return low
+
+
+def test_the_need_to_pass_is_where_the_bound_at_todays_share_passes():
+    # 2,000 outputs of weight 1 at 9.5, 70 needing an edit (3.5 %), none bad: the edit bound
+    # 0.0446 passes already. By hand, it would pass from 1,009 outputs with that share (the
+    # search scales the sums, so Bentkus's ceiling falls between whole counts: within 5 %).
+    found = search([(9.5, 2000, 1.0, 0, 70)])
+    by_hand = smallest_passing_n(0.035, 0.05, DELTA)
+    assert found.toward.effective_n == 2000
+    assert found.toward_needed_to_pass == pytest.approx(by_hand, rel=0.05)
+    # 400 of them (the same share) do not pass, and need as much.
+    few = search([(9.5, 400, 1.0, 0, 14)])
+    assert not few.toward.passed
+    assert few.toward_needed_to_pass == pytest.approx(by_hand, rel=0.05)
+    # A clean record needs what the tighter budget needs of it, 299 for 1 %.
+    clean = search([(9.5, 100, 1.0, 0, 0)])
+    assert clean.toward_needed_to_pass == pytest.approx(
+        certify.minimum_effective_sample(0.01, DELTA), rel=1e-3
+    )
+    # At 6 % needing an edit, over the 5 % budget, no amount passes.
+    over = search([(9.5, 2000, 1.0, 0, 120)])
+    assert over.toward.threshold == 9.5 and over.toward_needed_to_pass == math.inf
+    assert over.as_dict()["toward"]["needed_to_pass"] is None
+    # Nothing judged at all: nothing to scale.
+    assert certify.certify_approve_threshold([], [], [], []).toward_needed_to_pass == math.inf
+
+
+def test_the_need_to_pass_holds_for_the_same_data_many_times_over():
+    # Weighted audits (weight 4) beside held outputs (weight 1), 2.5 % needing an edit:
+    # repeating the whole sample k times passes once k times its effective sample reaches
+    # the need, and not at a k short of it.
+    blocks = [(9.6, 150, 1.0, 0, 3), (9.6, 250, 4.0, 0, 7)]
+    one = search(blocks)
+    need, have = one.toward_needed_to_pass, one.toward.effective_n
+    assert have < need < math.inf
+    enough = math.ceil(need / have * 1.01)
+    short = math.floor(need / have * 0.97)
+    assert short >= 1
+
+    def times(k):
+        return [(s, n * k, w, b * k, e * k) for s, n, w, b, e in blocks]
+
+    assert at(search(times(enough)), 9.6).passed
+    assert not at(search(times(short)), 9.6).passed
+
+
+def at(found: certify.Certification, threshold: float) -> certify.ThresholdEvidence:
+    return next(c for c in found.candidates if c.threshold == threshold)
+
+
+def test_the_need_to_pass_rests_on_the_point_estimates():
+    # 1,000 outputs at 9.5, 3 % needing an edit by the point losses; every replicate says
+    # 4.5 %: the need is the 3 % share's, at the sampling share of delta. The widening
+    # shrinks as reviews come in; the forecast reads today's estimates.
+    n = 1000
+    edit = np.zeros(n)
+    edit[:30] = 1.0
+    wide = np.zeros((39, n))
+    wide[:, :45] = 1.0
+    found = certify.certify_approve_threshold(
+        np.full(n, 9.5),
+        np.ones(n),
+        np.zeros(n),
+        edit,
+        replicates_bad=np.zeros((39, n)),
+        replicates_edit=wide,
+    )
+    delta_sampling = certify.sampling_delta(DELTA, with_replicates=True)
+    at_point = smallest_passing_n(0.03, 0.05, delta_sampling)
+    assert at_point > certify.minimum_effective_sample(0.01, delta_sampling)
+    assert found.toward_needed_to_pass == pytest.approx(at_point, rel=0.05)

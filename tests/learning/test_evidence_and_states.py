@@ -213,7 +213,7 @@ def test_an_underpowered_run_holds_raises_audits_and_says_so(gateway, user_in):
     alert = Alert.objects.get(rule=Alert.Rule.INSUFFICIENT_EVIDENCE, subject="t")
     assert "underpowered" in alert.message and "budget 0.25" in alert.message
     # One run so far: no pace to forecast from, as the thresholds page says.
-    assert alert.message.endswith("Data enough to test it: after a day of runs.")
+    assert alert.message.endswith("Certification at today's estimates: after a day of runs.")
 
 
 def test_an_underpowered_run_sets_an_estimated_line_where_approvals_require_one(gateway, user_in):
@@ -431,6 +431,28 @@ def test_the_approve_threshold_shows_its_effective_outputs_against_the_need(
     client.force_login(user_in("admin"))
     [first, *_] = client.get("/api/v1/thresholds/states/").json()
     assert "effective_n" not in first and "needed_effective_n" not in first
+
+
+def test_the_need_shown_is_what_the_bound_needs_at_todays_estimates(gateway, user_in, client):
+    # Runs record what the candidate certification heads for needs to pass at today's
+    # estimates (certify.Certification.toward_needed_to_pass): shown in its place, and where
+    # no amount of such data passes, said so.
+    ingest(gateway, 1, at=NOW - timedelta(days=1))
+    task_type = TaskType.objects.get(name="t")
+    evidence_ = {
+        "needed_effective_n": 298.07,
+        "toward": {"threshold": 9.44, "needed_to_pass": 1009.5},
+        "effective_n_at": {"9.4": 31.0, "9.5": 29.4},
+    }
+    record(task_type, "underpowered", NOW - timedelta(hours=12), evidence_)
+    client.force_login(user_in("lead"))
+    assert "<td>29 / 1,010 scoring ≥ 9.5</td>" in client.get("/dashboard/drift/").content.decode()
+    evidence_["toward"]["needed_to_pass"] = None
+    record(task_type, "underpowered", NOW - timedelta(hours=6), evidence_)
+    html = client.get("/dashboard/drift/").content.decode()
+    assert "<td>29 scoring ≥ 9.5; no amount passes at today&#x27;s estimates</td>" in html
+    [approve] = [s for s in selectors.threshold_states() if s.which == "approve"]
+    assert approve.forecast_words == "not until the estimates are within budget"
 
 
 def runs_a_day_apart(task_type, latest_state, **latest_evidence):

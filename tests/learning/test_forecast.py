@@ -4,7 +4,13 @@ import math
 
 import pytest
 
-from learning.statistics.forecast import Pace, certification_forecast, forecast_of, reading_toward
+from learning.statistics.forecast import (
+    Pace,
+    certification_forecast,
+    forecast_of,
+    need_toward,
+    reading_toward,
+)
 
 
 def forecast(**kw):
@@ -50,8 +56,16 @@ def test_no_audits_lately_has_nothing_to_scale():
 @pytest.mark.parametrize("field", ["have", "need", "audits_per_day"])
 @pytest.mark.parametrize("value", [-1.0, math.nan, math.inf])
 def test_refuses_what_is_not_a_count(field, value):
+    if field == "need" and value == math.inf:
+        return  # an infinite need is a reading: test_no_amount_of_todays_data_passes
     with pytest.raises(ValueError, match=field):
         forecast(**{field: value})
+
+
+def test_no_amount_of_todays_data_passes():
+    f = forecast(need=math.inf)
+    assert f.pace is Pace.OVER_BUDGET and f.days is None
+    assert f.words == "not until the estimates are within budget"
 
 
 # --------------------------------------------------------------------------- from a run's evidence
@@ -91,4 +105,25 @@ def test_the_pace_is_read_at_the_latest_runs_tenth_in_both_runs():
     ready = {**now, "effective_n_at": {"9.5": 736.0}}
     assert forecast_of(ready, before=None, days_between=0.0, audits_per_day=0.0).pace is (
         Pace.READY
+    )
+
+
+def test_the_need_is_what_the_heading_candidate_needs_to_pass():
+    run = {"needed_effective_n": 298.07, "toward": {"threshold": 9.42, "needed_to_pass": 1009.5}}
+    assert need_toward(run) == 1009.5
+    # Recorded as None: no amount of today's data passes.
+    over = {**run, "toward": {"threshold": 9.42, "needed_to_pass": None}}
+    assert need_toward(over) == math.inf
+    # Runs recorded before the need to pass was: a clean record's need, as read then.
+    assert need_toward({**run, "toward": {"threshold": 9.42}}) == 298.07
+    assert need_toward({"toward": {"threshold": 9.42}}) is None
+    # The forecast extends the line to the need to pass: 380 then 500 at 9.5, 120 a day,
+    # (1009.5 - 500) / 120 = 4.25 days; over budget, no line to extend.
+    now = {**run, "effective_n_at": {**CURVE, "9.5": 500.0}}
+    before = {**run, "effective_n_at": CURVE}
+    f = forecast_of(now, before=before, days_between=1.0, audits_per_day=30.0)
+    assert f.pace is Pace.ON_PACE and f.days == pytest.approx(509.5 / 120)
+    now_over = {**over, "effective_n_at": now["effective_n_at"]}
+    assert forecast_of(now_over, before=before, days_between=1.0, audits_per_day=30.0).pace is (
+        Pace.OVER_BUDGET
     )

@@ -58,12 +58,26 @@ def test_each_forecast_is_the_day_the_need_is_met_beside_the_day_it_was_certifie
         {"day": 7, "pace": "on_pace", "need_met_day": 13.7, "certified_day": 12},
         {"day": 10, "pace": "on_pace", "need_met_day": 13.7, "certified_day": 12},
     ]
-    summary = team_scale.forecast_summary([{"forecasts": {"t": said}}])
+    summary = team_scale.forecast_summary([{"forecasts": {"t": said}}], days=20)
     assert summary["7"]["certified_after_need_met_days"] == {
         "median": -1.7,
         "min": -1.7,
         "max": -1.7,
     }
+    # Dated 13.7 within the 20 days, certified on day 12 within them: it said when, 1.7
+    # days out. In a history of 13 days the date falls after its end.
+    assert (
+        summary["10"].items()
+        >= {
+            "dated_within_history": 1,
+            "of_which_certified_in_it": 1,
+            "certified_in_history": 1,
+            "of_which_dated_within_it": 1,
+            "of_which_within_3_days": 1,
+        }.items()
+    )
+    short = team_scale.forecast_summary([{"forecasts": {"t": said}}], days=13)["7"]
+    assert (short["dated_within_history"], short["of_which_dated_within_it"]) == (0, 0)
     assert summary["14"]["uncertified"] == 0
 
 
@@ -75,6 +89,6 @@ def test_no_gain_and_no_earlier_run_are_said_as_such():
         (7, "unknown", None),
         (10, "too_slow", None),
     ]
-    assert team_scale.forecast_summary([{"forecasts": {"t": said}}])["10"]["pace"] == {
+    assert team_scale.forecast_summary([{"forecasts": {"t": said}}], days=20)["10"]["pace"] == {
         "too_slow": 1
     }
