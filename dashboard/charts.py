@@ -198,11 +198,12 @@ class ModelDayScore:
 
 @dataclass(frozen=True, slots=True)
 class PsiPoint:
-    """A task type's population stability index at ``at`` (its recent scores against a
-    baseline)."""
+    """A (task type, model)'s population stability index at ``at`` (its recent scores
+    against a baseline)."""
 
     at: datetime
     task_type: str
+    model: str
     psi: float
 
 
@@ -611,8 +612,8 @@ def model_score_chart(rows: Iterable[ModelDayScore | Mapping]) -> go.Figure | No
 
 
 def psi_chart(rows: Iterable[PsiPoint | Mapping], *, alert_level: float) -> go.Figure | None:
-    """Each task type's PSI over time, with the level above which the score-shift alert
-    fires as a labelled horizontal line."""
+    """Each (task type, model)'s PSI over time, a line named "task type · model", with the
+    level above which the score-shift alert fires as a labelled horizontal line."""
     points = sorted(_rows(PsiPoint, rows), key=lambda p: p.at)
     if not points:
         return None
@@ -620,7 +621,7 @@ def psi_chart(rows: Iterable[PsiPoint | Mapping], *, alert_level: float) -> go.F
     _line_per(
         fig,
         points,
-        group=lambda p: p.task_type,
+        group=lambda p: f"{p.task_type} · {p.model}",
         x=lambda p: p.at,
         y=lambda p: p.psi,
         customdata=lambda p: [number(p.psi)],

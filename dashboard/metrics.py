@@ -19,12 +19,9 @@ from dashboard.filters import DashboardFilter
 from gating.models import AuditEvent, TaskType, Validator
 from gating.scoring import Decision
 from learning import selectors as learning_selectors
-from learning.alerts import PSI_MIN_OUTPUTS
 from learning.models import CycleRun, PairAgreement, ReviewerReliability, ThresholdChange
-from learning.statistics.drift import psi_from_counts
+from learning.statistics import drift
 
-# PSI compares a day's scores with the days before it, as the score-shift alert does.
-PSI_BASELINE = timedelta(days=7)
 PINNED_REASON = "Held: pinned by an admin."
 
 
@@ -119,26 +116,16 @@ def _threshold_history(f: DashboardFilter) -> list[dict]:
 
 
 def _psi(f: DashboardFilter) -> list[dict]:
-    """Per task type and day (UTC) of the range, the PSI of that day's scores against the
-    seven days before it (learning.statistics.drift, in one-point bins), where both hold at
-    least as many outputs as the score-shift alert asks for."""
-    window = _window(f) | {"since": f.since - PSI_BASELINE}
-    rows = []
-    for task_type, days in sorted(selectors.daily_score_bins(**window).items()):
-        for day in sorted(days):
-            if day < f.since.date():
-                continue
-            recent = days[day]
-            baseline = [0] * len(recent)
-            for back in range(1, PSI_BASELINE.days + 1):
-                for i, n in enumerate(days.get(day - timedelta(days=back), ())):
-                    baseline[i] += n
-            if sum(recent) < PSI_MIN_OUTPUTS or sum(baseline) < PSI_MIN_OUTPUTS:
-                continue
-            rows.append(
-                {"at": day, "task_type": task_type, "psi": psi_from_counts(baseline, recent)}
-            )
-    return rows
+    """Per task type, model and day (UTC) of the range, the PSI of that day's scores
+    against the days before it, as the score-shift alert reads it
+    (``learning.statistics.drift.daily_psi``)."""
+    window = _window(f) | {"since": f.since - timedelta(days=drift.BASELINE_DAYS)}
+    return [
+        {"at": day, "task_type": task_type, "model": model, "psi": value}
+        for (task_type, model), days in sorted(selectors.daily_score_bins(**window).items())
+        for day, value in drift.daily_psi(days).items()
+        if day >= f.since.date()
+    ]
 
 
 def validators_task_type(f: DashboardFilter) -> str | None:
@@ -391,9 +378,10 @@ METRICS: dict[str, Metric] = {
     ),
     "psi": Metric(
         "Score drift (PSI)",
-        "Per task type and day (UTC), the population stability index of the day's scores "
-        "against the 7 days before, in one-point bins; days where either side has fewer "
-        f"than {PSI_MIN_OUTPUTS} outputs are left out: [{{at, task_type, psi}}].",
+        "Per task type, model and day (UTC), the population stability index of the day's "
+        f"scores against the {drift.BASELINE_DAYS} days before, in one-point bins; days where "
+        f"either side has fewer than {drift.MIN_OUTPUTS} outputs are left out: "
+        "[{at, task_type, model, psi}].",
         _psi,
     ),
     "validator-importance": Metric(

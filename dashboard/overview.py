@@ -12,7 +12,9 @@ from django.contrib.auth.models import AbstractUser
 from dashboard import charts, selectors
 from dashboard.filters import DashboardFilter
 from dashboard.metrics import metric_rows
+from dashboard.pages.alerts import page_link
 from gating.models import Output, TaskType
+from gating.roles import WATCH_LEARNING
 from gating.scoring import Decision
 from gating.selectors import outputs_visible_to
 from learning.models import Alert
@@ -47,13 +49,24 @@ def overview(
         "audit_estimates": metric_rows("audit-estimates", f),
         "queue": _queue_now(f),
         "score_histogram": charts.figure_data(histogram),
-        "alerts": list(
-            Alert.objects.filter(state__in=[Alert.State.OPEN, Alert.State.ACKNOWLEDGED]).order_by(
-                "-first_seen"
-            )[:OPEN_ALERTS]
-        ),
+        "alerts": _open_alerts(user, task_types),
         "recent_warnings": _recent_warnings(f, user),
     }
+
+
+def _open_alerts(user: AbstractUser, task_types: list[TaskType]) -> list[tuple[Alert, str]] | None:
+    """The latest open or acknowledged alerts, each with the page that shows what raised
+    it, for those who may open the alerts and those pages; None for anyone else, who could
+    not act on them."""
+    if not user.has_perm(WATCH_LEARNING):
+        return None
+    names = [t.name for t in task_types]
+    rows = (
+        Alert.objects.filter(state__in=[Alert.State.OPEN, Alert.State.ACKNOWLEDGED])
+        .select_related("acknowledged_by")
+        .order_by("-first_seen", "-id")[:OPEN_ALERTS]
+    )
+    return [(alert, page_link(alert, names)) for alert in rows]
 
 
 def _thresholds_of_one(f: DashboardFilter, task_types: list[TaskType]) -> tuple:

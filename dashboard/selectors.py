@@ -727,22 +727,22 @@ def daily_score_bins(
     until: datetime,
     task_types: Sequence[str] = (),
     models: Sequence[str] = (),
-) -> dict[str, dict]:
-    """Each task type's outputs per day (UTC) in ten one-point score bins (a 10 in the
-    last): {task_type: {day: [10 counts]}}, for the PSI series."""
+) -> dict[tuple[str, str], dict]:
+    """Each (task type, model)'s outputs per day (UTC) in ten one-point score bins (a 10 in
+    the last): {(task_type, model): {day: [10 counts]}}, for the PSI series."""
     rows = _outputs_per_day(
         since=since,
         until=until,
         task_types=task_types,
         models=models,
-        keys=["task_type__name", "score_bucket"],
+        keys=["task_type__name", "model", "score_bucket"],
     )
     per_bin = round(1.0 / OUTPUT_BUCKET_WIDTH)
     result: dict = defaultdict(lambda: defaultdict(lambda: [0] * _PSI_BINS))
     for row in rows:
         index = min(row["score_bucket"] // per_bin, _PSI_BINS - 1)
-        result[row["task_type__name"]][row["day"]][index] += row["outputs"]
-    return {name: dict(days) for name, days in result.items()}
+        result[(row["task_type__name"], row["model"])][row["day"]][index] += row["outputs"]
+    return {key: dict(days) for key, days in result.items()}
 
 
 # --------------------------------------------------------------------------- reviewers

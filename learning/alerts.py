@@ -11,15 +11,15 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.mail import send_mail
 from django.db import transaction
-from django.db.models import Case, Count, IntegerField, Min, Q, Value, When
-from django.db.models.functions import Cast, Floor, Least
+from django.db.models import Count, IntegerField, Min, Q, Value
+from django.db.models.functions import Cast, Floor, Least, TruncDate
 from django.utils import timezone
 
 from gating import reviews, webhooks
@@ -44,7 +44,6 @@ ACCURACY_MIN_VERDICTS = 30
 ACCURACY_SPAN = timedelta(days=7)
 ACCURACY_LOOKBACK = timedelta(days=30)
 PSI_LIMIT = 0.25
-PSI_MIN_OUTPUTS = 30
 SUBJECT_MAX = 200
 # The longest acknowledgement note: the API's serializer, the alerts page's form and
 # alert_acknowledge all read this one.
@@ -184,38 +183,42 @@ def validator_accuracy(now: datetime) -> list[Finding]:
 
 
 def score_shift(now: datetime) -> list[Finding]:
-    """PSI of each task type's scores over the last 24 h against the 7 days before."""
-    day_ago, week_before = now - timedelta(days=1), now - timedelta(days=8)
+    """PSI of each (task type, model)'s scores on the latest UTC day that has enough of them
+    (today so far, or else yesterday) against the days before it: the latest point of that
+    line on the drift page's PSI chart (``drift.daily_psi``, one definition for both)."""
+    today = now.astimezone(UTC).date()
+    since = datetime.combine(today - timedelta(days=drift.BASELINE_DAYS + 1), time(), UTC)
     # Binned in the database: a week of traffic is a million rows, its histogram is 20.
     score_bin = Least(Cast(Floor("score"), IntegerField()), Value(9))
-    counts: dict[int, tuple[list[int], list[int]]] = defaultdict(lambda: ([0] * 10, [0] * 10))
-    for task_type_id, recent, bin_, n in (
-        Output.objects.filter(created_at__gt=week_before, created_at__lte=now)
-        .annotate(
-            recent=Case(When(created_at__gt=day_ago, then=Value(1)), default=Value(0)),
-            bin=score_bin,
-        )
-        .values_list("task_type_id", "recent", "bin")
+    counts: dict[tuple, dict] = defaultdict(lambda: defaultdict(lambda: [0] * 10))
+    for task_type_id, model, day, bin_, n in (
+        Output.objects.filter(created_at__gte=since, created_at__lte=now)
+        .annotate(day=TruncDate("created_at", tzinfo=UTC), bin=score_bin)
+        .values_list("task_type_id", "model", "day", "bin")
         .annotate(n=Count("id"))
         .order_by()
     ):
-        counts[task_type_id][recent][max(bin_, 0)] += n
+        counts[(task_type_id, model)][day][max(bin_, 0)] += n
     names = dict(TaskType.objects.values_list("pk", "name"))
     findings = []
-    for task_type_id, (baseline, recent) in counts.items():
-        if sum(baseline) < PSI_MIN_OUTPUTS or sum(recent) < PSI_MIN_OUTPUTS:
-            continue  # too few scores for the index to mean anything
-        value = drift.psi_from_counts(baseline, recent) or 0.0
+    for (task_type_id, model), days in sorted(counts.items()):
+        series = drift.daily_psi(days)
+        latest = [day for day in series if day >= today - timedelta(days=1)]
+        if not latest:
+            continue  # too few scores lately for the index to mean anything
+        day = max(latest)
+        value, task_type = series[day], names[task_type_id]
         findings.append(
             Finding(
                 rule=Rule.SCORE_SHIFT,
-                subject=names[task_type_id],
+                subject=f"{task_type} {model}",
                 firing=value > PSI_LIMIT,
                 value=round(value, 4),
                 limit=PSI_LIMIT,
-                message=f"The score distribution of {names[task_type_id]} over the last 24 h "
-                f"differs from the 7 days before: PSI {value:.3f} (limit {PSI_LIMIT:g}).",
-                link=alert_page_path(Rule.SCORE_SHIFT, names[task_type_id]),
+                message=f"The scores of model {model} on {task_type} on {day:%Y-%m-%d} (UTC"
+                f"{', so far' if day == today else ''}) differ from the "
+                f"{drift.BASELINE_DAYS} days before: PSI {value:.3f} (limit {PSI_LIMIT:g}).",
+                link=alert_page_path(Rule.SCORE_SHIFT, task_type, model=model),
             )
         )
     return findings
@@ -361,7 +364,7 @@ ALERT_PAGES: dict[str, tuple[str, str | None]] = {
     Rule.THRESHOLD_DRIFT: ("/dashboard/drift/", "7d"),
     # Two validators cycles a week apart, within the last 30 days.
     Rule.VALIDATOR_ACCURACY: ("/dashboard/validators/", "30d"),
-    # The last 24 hours against the 7 days before them.
+    # The latest day against the 7 days before it, with the weeks before for context.
     Rule.SCORE_SHIFT: ("/dashboard/drift/", "30d"),
     # The thresholds' history with their states.
     Rule.INSUFFICIENT_EVIDENCE: ("/dashboard/drift/", "30d"),
@@ -371,13 +374,16 @@ ALERT_PAGES: dict[str, tuple[str, str | None]] = {
 }
 
 
-def alert_page_path(rule: str, task_type: str | None = None) -> str:
+def alert_page_path(rule: str, task_type: str | None = None, *, model: str | None = None) -> str:
     """The path of the dashboard page, with its filter, that shows what raised an alert of
-    ``rule`` about ``task_type`` (by name; None for the backlog, which is every task type's)."""
+    ``rule`` about ``task_type`` (by name; None for the backlog, which is every task type's)
+    and ``model`` where the alert names one."""
     path, preset = ALERT_PAGES[rule]
     pairs = [("range", preset)] if preset else []
     if task_type is not None:
         pairs.append(("task_type", task_type))
+    if model is not None:
+        pairs.append(("model", model))
     return path + (f"?{urlencode(pairs)}" if pairs else "")
 
 

@@ -105,7 +105,8 @@ BUILT = {
          ModelDayScore(D1, "large", 7.0, 90)]
     ),
     "psi_chart": lambda: charts.psi_chart(
-        [PsiPoint(hours(0), "summary", 0.05), PsiPoint(hours(5), "summary", 0.3)], alert_level=0.25
+        [PsiPoint(hours(0), "summary", "gpt-x", 0.05), PsiPoint(hours(5), "summary", "gpt-x", 0.3)],
+        alert_level=0.25,
     ),
     "validator_importance_chart": lambda: charts.validator_importance_chart(
         [ValidatorImportance("length", 0.001, 0.3), ValidatorImportance("facts", 0.2, 1.4)]

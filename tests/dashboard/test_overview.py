@@ -2,6 +2,7 @@
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 from statsmodels.stats.proportion import proportion_confint
 
 from dashboard.rollups import rollups_refresh
@@ -9,6 +10,7 @@ from gating import reviews, services
 from gating.models import Output, ReviewItem
 from gating.roles import Role
 from gating.submissions import OutputSubmission
+from learning.models import Alert
 from tests.factories import TaskTypeFactory, UserFactory, valid_submission
 
 pytestmark = pytest.mark.django_db
@@ -124,3 +126,26 @@ def test_a_bad_filter_is_a_400_that_names_it(history, query, field):
     page = response.content.decode()
     assert f'data-field="{field}"' in page
     assert response.context["filter_error"].field == field
+
+
+def test_open_alerts_link_to_their_page_for_those_who_may_open_it(db):
+    # A score shift on one model, as the alerts cycle stores it: a lead sees it linked to
+    # the drift page filtered to the model; a reviewer, who may not open that page or the
+    # alerts, is not shown it at all.
+    now = timezone.now()
+    Alert.objects.create(
+        rule=Alert.Rule.SCORE_SHIFT,
+        subject="t gpt-x",
+        message="The scores of model gpt-x on t differ.",
+        value=0.4,
+        limit=0.25,
+        link="/dashboard/drift/?range=30d&task_type=t&model=gpt-x",
+        first_seen=now,
+        last_seen=now,
+    )
+    lead = _overview(UserFactory(role=Role.LEAD)).content.decode()
+    assert (
+        '<a href="/dashboard/drift/?range=30d&amp;task_type=t&amp;model=gpt-x">t gpt-x</a>' in lead
+    )
+    reviewer = _overview(UserFactory(role=Role.REVIEWER)).content.decode()
+    assert "Open alerts" not in reviewer and "t gpt-x" not in reviewer

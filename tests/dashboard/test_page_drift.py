@@ -24,7 +24,7 @@ from tests.factories import TaskTypeFactory, UserFactory, valid_submission
 pytestmark = pytest.mark.django_db
 
 DAYS = 8
-PER_DAY = 32
+PER_DAY = 64  # 32 a day per model: the PSI per model needs 30 on each side
 
 
 def _submission(day: int, n: int) -> OutputSubmission:
@@ -42,7 +42,7 @@ def _submission(day: int, n: int) -> OutputSubmission:
 
 @pytest.fixture
 def history(gateway):
-    """32 outputs a day for 8 days (created now, then moved back, before the rollups first
+    """64 outputs a day for 8 days (created now, then moved back, before the rollups first
     see them), the latest day's held outputs reviewed, a thresholds cycle and an admin's
     edit."""
     task_type = TaskTypeFactory(name="drifting", reviewed_count=0, double_review_rate=0.0)
@@ -150,20 +150,33 @@ def test_the_approval_by_band_is_the_reviews(history):
 def test_the_psi_is_each_day_against_the_seven_before(history):
     response = _get(UserFactory(role=Role.LEAD))
     rows = metric_rows("psi", response.context["dashboard_filter"])
+    # From the raw scores, per model: each day against the 7 before, where both sides hold
+    # at least 30 outputs.
     scores = defaultdict(list)
     for output in Output.objects.all():
-        scores[output.created_at.date()].append(output.score)
-    days = sorted(scores)
+        scores[output.model, output.created_at.date()].append(output.score)
     expected = {}
-    for day in days[1:]:
-        baseline = [s for d in days if day - timedelta(days=7) <= d < day for s in scores[d]]
-        expected[day] = drift.psi(baseline, scores[day])
-    assert {r["at"]: r["psi"] for r in rows} == {
-        day: pytest.approx(value) for day, value in expected.items()
+    for model, day in scores:
+        baseline = [
+            s
+            for (m, d), values in scores.items()
+            if m == model and day - timedelta(days=7) <= d < day
+            for s in values
+        ]
+        if min(len(baseline), len(scores[model, day])) >= 30:
+            expected[model, day] = drift.psi(baseline, scores[model, day])
+    assert {(r["model"], r["at"]): r["psi"] for r in rows} == {
+        key: pytest.approx(value) for key, value in expected.items()
     }
-    assert max(expected.values()) > 0.1  # the shift shows
+    # The shift shows on the drifting model's line, not on the steady one's.
+    drifting = [v for (m, _), v in expected.items() if m == "drifting-model"]
+    steady = [v for (m, _), v in expected.items() if m == "steady-model"]
+    assert max(drifting) > 0.1 > max(steady)
     psi_chart = response.context["psi"]
     assert str(PSI_LIMIT) in str(psi_chart["layout"]["annotations"])
+    assert {trace["name"] for trace in psi_chart["data"]} >= {
+        f"{name} · drifting-model" for name in {r["task_type"] for r in rows}
+    }
 
 
 def test_each_models_mean_score_per_day_is_exact_and_the_drifting_one_parts(history):

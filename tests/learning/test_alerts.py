@@ -8,6 +8,7 @@ from django.core import mail
 
 from dashboard import metrics
 from dashboard.filters import DashboardFilter
+from dashboard.rollups import rollups_refresh
 from gating import reviews, services
 from gating.models import OutboxMessage, ReviewItem, TaskType, Webhook, WebhookDelivery
 from gating.reviews import DecisionInput, RecordedDecision
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.django_db
 NOW = datetime(2026, 3, 20, 12, 0, tzinfo=UTC)
 
 
-def ingest(gateway, count, *, at, task_type="t", facts=True, **fields):
+def ingest(gateway, count, *, at, task_type="t", facts=True, model="model-a", **fields):
     if not TaskType.objects.filter(name=task_type).exists():
         # Always in cold start, so that every output is held for review.
         TaskTypeFactory(
@@ -33,7 +34,8 @@ def ingest(gateway, count, *, at, task_type="t", facts=True, **fields):
         )
     validators = [{"name": "facts", "passed": facts}, {"name": "tone", "passed": True}]
     submissions = [
-        valid_submission(task_type=task_type, validators=validators) for _ in range(count)
+        valid_submission(task_type=task_type, model=model, validators=validators)
+        for _ in range(count)
     ]
     return ingested_many(gateway, submissions, at=at)
 
@@ -211,22 +213,36 @@ def test_the_accuracy_alert_says_what_its_chart_shows(gateway, user_in, settings
 # --------------------------------------------------------------------------- scores
 
 
-def test_score_shift_fires_when_the_last_day_differs_from_the_week(gateway):
+def test_score_shift_names_the_model_and_says_what_its_chart_shows(gateway):
+    # On one task type, model steady scores as it did; model gpt-x fails a validator today.
     # Same distribution: no alert. (Submissions from the factory all score alike.)
-    ingest(gateway, 50, at=NOW - timedelta(days=4), task_type="steady")
-    ingest(gateway, 40, at=NOW - timedelta(hours=3), task_type="steady")
-    ingest(gateway, 50, at=NOW - timedelta(days=4), task_type="shifting")
-    ingest(gateway, 40, at=NOW - timedelta(hours=3), task_type="shifting", facts=False)
-    # Fewer than 30 scores in the last day: no index at all.
-    ingest(gateway, 50, at=NOW - timedelta(days=4), task_type="quiet")
-    ingest(gateway, 29, at=NOW - timedelta(hours=3), task_type="quiet", facts=False)
+    ingest(gateway, 50, at=NOW - timedelta(days=4), model="steady")
+    ingest(gateway, 40, at=NOW - timedelta(hours=3), model="steady")
+    ingest(gateway, 50, at=NOW - timedelta(days=4), model="gpt-x")
+    ingest(gateway, 40, at=NOW - timedelta(hours=3), model="gpt-x", facts=False)
+    # Fewer than 30 scores today or yesterday: no index at all.
+    ingest(gateway, 50, at=NOW - timedelta(days=4), model="quiet")
+    ingest(gateway, 29, at=NOW - timedelta(hours=3), model="quiet", facts=False)
 
     found = findings(alerts.score_shift)
-    assert found["steady"].value == pytest.approx(0.0)
-    assert not found["steady"].firing
-    assert found["shifting"].firing
-    assert found["shifting"].link == "/dashboard/drift/?range=30d&task_type=shifting"
-    assert "quiet" not in found
+    assert found["t steady"].value == pytest.approx(0.0)
+    assert not found["t steady"].firing
+    shifted = found["t gpt-x"]
+    assert shifted.firing
+    assert "model gpt-x on t on 2026-03-20 (UTC, so far)" in shifted.message
+    assert shifted.link == "/dashboard/drift/?range=30d&task_type=t&model=gpt-x"
+    assert "t quiet" not in found
+
+    # The drift page's PSI chart, for the filter the alert links to, ends on that value.
+    rollups_refresh(NOW)
+    shown = metrics.METRICS["psi"].rows(
+        DashboardFilter(
+            since=NOW - timedelta(days=30), until=NOW, task_types=("t",), models=("gpt-x",)
+        )
+    )
+    latest = max(shown, key=lambda r: r["at"])
+    assert (latest["at"], latest["model"]) == (NOW.date(), "gpt-x")
+    assert shifted.value == pytest.approx(round(latest["psi"], 4))
 
 
 # --------------------------------------------------------------------------- relief
