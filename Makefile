@@ -84,11 +84,13 @@ export LOCK_CHECK
 lock-check: $(STAMP)
 	@$(BIN)/python -c "$$LOCK_CHECK" $(LOCK) $(DEV_LOCK)
 
-## Serve the app on http://127.0.0.1:8000 with a Celery worker and beat, seeding demo data on first run.
+PORT ?= 8000
+
+## Serve the app on http://127.0.0.1:$(PORT) (make run PORT=8080) with a Celery worker and beat, seeding demo data on first run.
 run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py demo_setup
-	$(BIN)/honcho start -f Procfile
+	$(BIN)/python manage.py demo_setup --port $(PORT)
+	GATEHOUSE_PORT=$(PORT) $(BIN)/honcho start -f Procfile -p $(PORT)
 
 # Test processes (pytest-xdist): one per core. Tests that share Redis, or start servers,
 # browsers or workers (marked serial by tests/conftest.py), run afterwards, one after another.

@@ -5,7 +5,9 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from dashboard import views
 
+handler403 = views.permission_denied
 handler404 = views.page_not_found
+handler500 = views.server_error
 
 urlpatterns = [
     path("", views.home, name="home"),

@@ -42,7 +42,28 @@ def healthz(request):
 
 def page_not_found(request, exception):
     """404 in the API's own shape under /api/ (a path that matches no route, such as an id
-    that is not a number), and Django's page elsewhere."""
+    that is not a number), and the site's page elsewhere (templates/404.html), with its
+    navigation."""
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": "Not found."}, status=404)
-    return defaults.page_not_found(request, exception)
+    return render(request, "404.html", status=404)
+
+
+def permission_denied(request, exception):
+    """403: the site's page with its navigation, the user's role and why (the roles that
+    may, from ``gating.roles.refusal``); the API's own shape under /api/."""
+    reason = str(exception) or "Your role may not open this page."
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": reason}, status=403)
+    role = user_role(request.user) if request.user.is_authenticated else None
+    context = {"reason": reason, "role": role.value if role else None}
+    return render(request, "403.html", context, status=403)
+
+
+def server_error(request):
+    """500: the site's page, rendered without the request's context (the fault may lie in
+    what a context needs, such as the database), so it names nobody and shows no
+    navigation but the way home; the API's own shape under /api/."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Server error."}, status=500)
+    return defaults.server_error(request)

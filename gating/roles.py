@@ -5,9 +5,11 @@ separate, for the LLM gateway's service users.
 """
 
 from enum import StrEnum
+from functools import wraps
 
-from django.contrib.auth.decorators import login_required, permission_required
+from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import Group, Permission
+from django.core.exceptions import PermissionDenied
 
 # The abilities the pages and the API check by name, beyond a model's own view/change
 # permissions: granted below, role by role.
@@ -18,12 +20,33 @@ RUN_CYCLES = "learning.run_cycle"  # admins
 
 def page_for(permission: str):
     """A page's access: anonymous visitors go to the login page; a signed-in role without
-    ``permission`` gets 403."""
+    ``permission`` gets 403, whose page (dashboard.views.permission_denied) names the roles
+    that may open it."""
 
     def decorator(view):
-        return login_required(permission_required(permission, raise_exception=True)(view))
+        @wraps(view)
+        def guarded(request, *args, **kwargs):
+            if not request.user.has_perm(permission):
+                raise PermissionDenied(refusal(permission))
+            return view(request, *args, **kwargs)
+
+        return login_required(guarded)
 
     return decorator
+
+
+def roles_with(permission: str) -> list["Role"]:
+    """The roles granted ``permission``, the weakest first."""
+    return [role for role in reversed(_STRONGEST_FIRST) if permission in ROLE_PERMISSIONS[role]]
+
+
+def refusal(permission: str) -> str:
+    """Why a signed-in user without ``permission`` is refused, in words: who may."""
+    roles = [f"{role.value}s" for role in roles_with(permission)]
+    if not roles:
+        return "No role may do this."
+    who = roles[0] if len(roles) == 1 else ", ".join(roles[:-1]) + " and " + roles[-1]
+    return f"This is for {who}."
 
 
 class Role(StrEnum):

@@ -28,7 +28,7 @@ from dashboard.models import REVIEW_BUCKET_WIDTH, ReviewRollup
 from gating import scorers
 from gating.exceptions import TaskTypeInvalid
 from gating.models import ReviewItem, TaskType, Validator
-from gating.roles import RUN_CYCLES, WATCH_LEARNING, page_for
+from gating.roles import RUN_CYCLES, WATCH_LEARNING, page_for, refusal
 from gating.scoring import ApproveRequires
 from gating.services import (
     SETTING_RANGES,
@@ -97,7 +97,7 @@ _WEIGHT = "weight:"
 @page_for(WATCH_LEARNING)
 def thresholds(request):
     if request.method == "POST" and not request.user.has_perm("gating.change_tasktype"):
-        raise PermissionDenied
+        raise PermissionDenied(f"Saving thresholds: {refusal('gating.change_tasktype')}")
     known = selectors.filter_choices()
     names = known["task_types"]
     try:

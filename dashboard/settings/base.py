@@ -13,10 +13,13 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
-VAR_DIR = BASE_DIR / "var"
 
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env")
+
+# What the demo mode keeps on disk: its SQLite database, broker folder, secret key and demo
+# logins. GATEHOUSE_VAR_DIR puts it elsewhere (a second demo, or a test of make run's).
+VAR_DIR = Path(env.str("GATEHOUSE_VAR_DIR", default=str(BASE_DIR / "var")))
 
 
 def _demo_secret_key() -> str:
@@ -226,7 +229,8 @@ else:
     _BROKER_DIR = VAR_DIR / "broker"
     for _sub in ("queue", "processed", "control"):
         (_BROKER_DIR / _sub).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_URL = "filesystem://"
+    # A host named, though the folder transport uses none: kombu warns of its absence.
+    CELERY_BROKER_URL = "filesystem://localhost/"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_BROKER_DIR / "queue"),
         "data_folder_out": str(_BROKER_DIR / "queue"),
@@ -287,4 +291,7 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    # A 403 or 404 is an answer, not a fault: Django logs each with its traceback at WARNING.
+    # Faults (500) are still logged, with theirs; the access log has every request's status.
+    "loggers": {"django.request": {"level": "ERROR"}},
 }

@@ -1,6 +1,8 @@
-"""What the browser tests do on many pages: log in, wait for the charts."""
+"""What the browser tests do on many pages: log in, wait for the charts, ask axe-core."""
 
 import re
+
+from axe_playwright_python.sync_playwright import Axe
 
 PASSWORD = "pw-for-tests"  # UserFactory's
 
@@ -47,3 +49,29 @@ def ways_to_plotly(page) -> list[str]:
     """What on the page (drawn charts' settings, modebar buttons, links) could send a chart's
     data to Plotly's servers; empty when nothing can."""
     return page.evaluate(TO_PLOTLY)
+
+
+WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+BLOCKING_IMPACTS = {"serious", "critical"}
+
+
+def accessibility_violations(page) -> list[str]:
+    """axe-core's serious and critical WCAG 2.1 A/AA violations: one line per rule, with how
+    many elements break it, the first few and why."""
+    results = Axe().run(
+        page,
+        options={"runOnly": {"type": "tag", "values": WCAG_21_AA}, "resultTypes": ["violations"]},
+    )
+    return [
+        f"{v['id']} ({v['impact']}) on {len(v['nodes'])} elements, such as "
+        f"{[node['target'] for node in v['nodes'][:3]]}: {v['nodes'][0].get('failureSummary')}"
+        for v in results.response["violations"]
+        if v["impact"] in BLOCKING_IMPACTS
+    ]
+
+
+def resized(page, size: dict) -> None:
+    """Set the viewport, and wait two frames for what redraws on resize (the charts, the
+    scrolling regions) to settle."""
+    page.set_viewport_size(size)
+    page.evaluate("new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")

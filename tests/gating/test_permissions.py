@@ -357,3 +357,32 @@ def test_nobody_edits_a_role_groups_permissions_in_the_admin(db):
     response = client.post(f"/admin/auth/group/{group.pk}/change/", {"name": "reviewer"})
 
     assert response.status_code == 403
+
+
+# --------------------------------------------------------------------------- refusals
+
+
+def test_a_refusal_names_the_roles_that_may():
+    from gating.roles import WATCH_LEARNING, refusal, roles_with
+
+    # By hand from ROLE_PERMISSIONS: leads and admins watch the learning; reviewers and up
+    # review; only admins change a task type; no role has a permission nobody was given.
+    assert roles_with(WATCH_LEARNING) == [Role.LEAD, Role.ADMIN]
+    assert refusal(WATCH_LEARNING) == "This is for leads and admins."
+    assert refusal("gating.review_items") == "This is for reviewers, leads and admins."
+    assert refusal("gating.change_tasktype") == "This is for admins."
+    assert refusal("gating.nobody") == "No role may do this."
+
+
+def test_a_refused_page_is_the_sites_403_with_the_reason(user_in):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user_in(Role.REVIEWER))
+    response = client.get("/dashboard/drift/")
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert "This is for leads and admins. You are signed in as a reviewer." in page
+    assert '<a href="/queue/">Queue</a>' in page  # the site's navigation, the reviewer's own
+    # The API keeps its own shape.
+    assert client.get("/api/v1/no-such-route/").json() == {"detail": "Not found."}

@@ -6,8 +6,6 @@ from rich.progress import Progress
 from dashboard import demo
 from simulator import run
 
-BASE_URL = "http://127.0.0.1:8000"
-
 
 class Command(BaseCommand):
     help = "Seed the demo on an empty database and print how to log in; otherwise do nothing."
@@ -15,8 +13,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--days", type=int, default=demo.DEMO_DAYS)
         parser.add_argument("--outputs-per-day", type=int, default=demo.DEMO_OUTPUTS_PER_DAY)
+        parser.add_argument("--port", type=int, default=8000, help="where make run serves it")
 
-    def handle(self, *args, days, outputs_per_day, **options):
+    def handle(self, *args, days, outputs_per_day, port, **options):
+        base_url = f"http://127.0.0.1:{port}"
         credentials_file = settings.VAR_DIR / "demo-credentials.json"
         if demo.demo_needed():
             credentials = demo.demo_accounts_create()
@@ -46,7 +46,7 @@ class Command(BaseCommand):
         else:
             credentials = demo.credentials_load(credentials_file)
             if credentials is None:
-                self.stdout.write(f"Database has data already; serving it at {BASE_URL}")
+                self.stdout.write(f"Database has data already; serving it at {base_url}")
                 return
-        self.stdout.write(credentials.as_text(BASE_URL))
+        self.stdout.write(credentials.as_text(base_url))
         self.stdout.write(f"(saved in {credentials_file})")
