@@ -319,6 +319,13 @@ def _check_decision(decision: DecisionInput, original: str) -> None:
         raise DecisionInvalid("reason", "Only a reject takes a reason code; use note instead.")
 
 
+def reason_label(code: str) -> str:
+    """A reject reason's code as people read it: "factual_error" is "Factual error". The codes
+    (REVIEW_REJECT_REASONS) are what the API and webhooks carry; the pages show these."""
+    words = code.replace("_", " ").strip()
+    return words[:1].upper() + words[1:]
+
+
 def item_decide(
     *, item_id: int, reviewer: AbstractUser, decision: DecisionInput, now=None
 ) -> Review:

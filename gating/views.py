@@ -158,6 +158,7 @@ def review_page(request, item_id: int):
             "shadow_scores": sorted(output.shadow_scores.items()),
             "metadata_json": pretty_json(output.metadata) if output.metadata else None,
             "reject_reasons": settings.REVIEW_REJECT_REASONS,
+            "undo_seconds": settings.REVIEW_UNDO_SECONDS,
             "filters": _filter_params(request.GET),
         },
     )

@@ -163,6 +163,13 @@ SHADOW_SCORING = env.bool("SHADOW_SCORING", default=True)
 REVIEW_LEASE_SECONDS = env.int("REVIEW_LEASE_SECONDS", default=600)
 # A skipped item is not offered again to the reviewer who skipped it for this long.
 REVIEW_SKIP_COOLDOWN_SECONDS = env.int("REVIEW_SKIP_COOLDOWN_SECONDS", default=600)
+# An approval from the review page waits this long before it is sent, and can be undone
+# until then (u); nothing is recorded in the meantime. 0 sends at once.
+REVIEW_UNDO_SECONDS = env.int("REVIEW_UNDO_SECONDS", default=4)
+if not 0 <= REVIEW_UNDO_SECONDS <= 30:
+    raise ImproperlyConfigured(
+        f"REVIEW_UNDO_SECONDS must be between 0 and 30, not {REVIEW_UNDO_SECONDS}."
+    )
 REVIEW_REJECT_REASONS = env.list(
     "REVIEW_REJECT_REASONS",
     default=["factual_error", "hallucination", "unsafe", "off_task", "formatting", "other"],

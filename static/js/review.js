@@ -32,6 +32,11 @@
     return "The server answered " + xhr.status + ".";
   }
 
+  // Each item starts at its heading, so that a screen reader names it and Tab goes on from
+  // there; the decision shortcuts work from anywhere on the page.
+  const title = document.getElementById("item-title");
+  if (title) title.focus();
+
   // Nothing is held any more: the next-item button (n) becomes usable.
   function letGo() {
     held = false;
@@ -49,11 +54,66 @@
     if (next) next.submit();
   }
 
+  // An approval waits for its undo window (data-undo-seconds) before htmx sends it: until
+  // then nothing is recorded, u undoes it and a sends it at once. A page closed within the
+  // window sends nothing, and the claim lapses back to the queue.
+  let pendingApproval = null;
+
+  function undoButton() {
+    return document.getElementById("undo-approve");
+  }
+
+  function approvalSend() {
+    if (!pendingApproval) return;
+    const { timer, send } = pendingApproval;
+    clearTimeout(timer);
+    pendingApproval = null;
+    undoButton().hidden = true;
+    send();
+  }
+
+  function approvalUndo() {
+    if (!pendingApproval) return;
+    clearTimeout(pendingApproval.timer);
+    pendingApproval = null;
+    undoButton().hidden = true;
+    say("decision-status", "Approval undone: nothing was sent.");
+    document.querySelector("#approve-form button[type=submit]").focus();
+  }
+
+  document.addEventListener("htmx:confirm", (event) => {
+    const form = event.detail.elt;
+    if (!form.matches("[data-undo-seconds]")) return;
+    const seconds = Number(form.dataset.undoSeconds);
+    if (!(seconds > 0)) return;
+    event.preventDefault();
+    if (pendingApproval) {
+      approvalSend(); // a second a: no need to wait
+      return;
+    }
+    pendingApproval = {
+      timer: setTimeout(approvalSend, seconds * 1000),
+      send: () => event.detail.issueRequest(true),
+    };
+    undoButton().hidden = false;
+    say("decision-status", "Approving in " + seconds + " s: u to undo, a to send now.");
+  });
+
+  document.addEventListener("click", (event) => {
+    if (event.target instanceof Element && event.target.closest("#undo-approve")) approvalUndo();
+  });
+
   document.addEventListener("keydown", (event) => {
     const target = event.target instanceof Element ? event.target : null;
     if (target && target.closest(TYPING)) {
       if (event.key === "Escape") target.blur();
-      if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && target.form) {
+      const decision = target.form && target.form.matches("[data-decision]");
+      // Enter sends the reject reason chosen; in the edit box it is a new line, so there
+      // Ctrl+Enter sends.
+      const sends =
+        event.key === "Enter" &&
+        (event.ctrlKey || event.metaKey || (decision && target.matches("select")));
+      if (sends && target.form) {
         event.preventDefault();
         target.form.requestSubmit();
       }

@@ -81,8 +81,16 @@ def test_a_reviewer_approves_modifies_and_rejects_with_the_keyboard(
     _nothing_ran(page, problems)
     page.screenshot(path=screenshot_dir / "review.png", full_page=True)
 
-    # a: approve; the next item loads by itself.
+    # Each item opens at its heading.
+    assert page.evaluate("document.activeElement.id") == "item-title"
+    # a: approve, held back for the undo window; a again sends it now, and the next item
+    # loads by itself, its heading focused.
+    page.keyboard.press("a")
+    expect(page.locator("#decision-status")).to_have_text(
+        "Approving in 4 s: u to undo, a to send now."
+    )
     second = _open_next_item(page, "a", after=first)
+    assert page.evaluate("document.activeElement.id") == "item-title"
     _nothing_ran(page, problems)
 
     # m: the edit box takes the focus, not the letter; typing shows the diff.
@@ -96,12 +104,16 @@ def test_a_reviewer_approves_modifies_and_rejects_with_the_keyboard(
     third = _open_next_item(page, "Control+Enter", after=second)
     _nothing_ran(page, problems)
 
-    # r: the reason list takes the focus; rejecting the last item empties the queue.
+    # r: the reason list takes the focus, its reasons in words; the arrow picks the first,
+    # and Enter sends it. Rejecting the last item empties the queue.
+    page.fill("#reject-form input[name=note]", "Paris.")
+    page.keyboard.press("Escape")  # out of the note, so that r is a shortcut again
     page.keyboard.press("r")
     assert page.evaluate("document.activeElement.id") == "reject-reason"
-    page.select_option("#reject-reason", "factual_error")
-    page.fill("#reject-form input[name=note]", "Paris.")
-    page.click("#reject-form button[type=submit]")
+    expect(page.locator("#reject-reason option[value=factual_error]")).to_have_text("Factual error")
+    page.keyboard.press("ArrowDown")
+    expect(page.locator("#reject-reason")).to_have_value("factual_error")
+    page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"/queue/$"))
     expect(page.locator(".messages")).to_contain_text("Nothing left to review")
     expect(page.locator("#queue-size")).to_have_text("0")
@@ -205,6 +217,7 @@ def test_a_refused_decision_is_shown_in_place_as_text(page, problems, reviewer, 
         "#approve-form input[name=action]", "(input, value) => { input.value = value; }", IMG
     )
     page.keyboard.press("a")
+    page.keyboard.press("a")  # sent now, not after the undo window
     expect(page.locator("#decision-error")).to_contain_text(IMG)
     expect(page.locator("#decision-error img")).to_have_count(0)
 
@@ -236,4 +249,37 @@ def test_the_heartbeat_renews_the_lease(page, problems, reviewer, hold):
     expect(page.locator("#decision-error")).to_have_text("")
     item.refresh_from_db()
     assert item.lease_expires_at > item.claimed_at
+    _nothing_ran(page, problems)
+
+
+def test_an_approval_can_be_undone_within_its_window_and_nothing_is_sent(
+    page, problems, reviewer, hold, settings
+):
+    settings.REVIEW_UNDO_SECONDS = 2
+    output = hold()
+    log_in(page, reviewer)
+    # The skip link comes first, and takes the keyboard past the navigation.
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.className") == "skip-link"
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == "content"
+
+    page.goto("/queue/")
+    opened = _open_next_item(page, "n", after=page.url)
+    page.keyboard.press("a")
+    expect(page.locator("#undo-approve")).to_be_visible()
+    page.keyboard.press("u")
+    expect(page.locator("#decision-status")).to_have_text("Approval undone: nothing was sent.")
+    expect(page.locator("#undo-approve")).to_be_hidden()
+    # Past the window: nothing was recorded, and the item is still this reviewer's.
+    page.wait_for_timeout(2500)
+    assert page.url == opened
+    assert Review.objects.count() == 0
+    output.refresh_from_db()
+    assert output.status == Output.Status.PENDING
+
+    # Left alone, an approval is sent when its window closes.
+    page.keyboard.press("a")
+    page.wait_for_url(re.compile(r"/queue/$"))
+    assert Review.objects.get().action == Review.Action.APPROVE
     _nothing_ran(page, problems)

@@ -71,3 +71,10 @@ def test_a_fit_share_that_leaves_nothing_to_certify_stops_the_start(share):
     result = _manage("check", env_extra={"LEARNING_FIT_SHARE": share})
     assert result.returncode != 0
     assert "ImproperlyConfigured" in result.stderr and "LEARNING_FIT_SHARE" in result.stderr
+
+
+@pytest.mark.parametrize("seconds", ["-1", "31"])
+def test_an_undo_window_out_of_range_stops_the_start(seconds):
+    result = _manage("check", env_extra={"REVIEW_UNDO_SECONDS": seconds})
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr and "REVIEW_UNDO_SECONDS" in result.stderr

@@ -364,7 +364,7 @@ def test_an_adjudication_shows_both_decisions_with_the_diff(hold):
     assert 'id="prior-reviews"' in page
     assert "Modify by first-reviewer" in page
     assert "Reject by second-reviewer" in page
-    assert "Reason: unsafe" in page
+    assert "Reason: Unsafe" in page
     assert "Note: Too risky &lt;b&gt;" in page
     assert "The <del>original</del><ins>FIRST-EDIT</ins> answer." in page
 
