@@ -8,7 +8,7 @@ Views hand ``figure_data(figure)`` to templates/dashboard/_chart.html.
 What every figure keeps to:
 
 * axis titles with their units, and a hover text that says what a point is, with numbers
-  formatted by dashboard.formatting (plotly.js cannot write "3 h 12 min");
+  formatted by gating.formatting (plotly.js cannot write "3 h 12 min");
 * the Okabe-Ito palette (Okabe and Ito, "Color Universal Design", 2008), readable with
   every common colour-vision deficiency, and never colour alone: series of bars differ by
   fill pattern too, series of lines by marker symbol and dash, threshold and reference lines
@@ -30,7 +30,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from dashboard.formatting import count, duration, duration_unit, number, percent
+from gating.formatting import count, duration, duration_unit, number, percent
 
 # Okabe-Ito, by name.
 BLACK = "#000000"

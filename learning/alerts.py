@@ -22,7 +22,7 @@ from django.db.models import Count, IntegerField, Min, Q, Value
 from django.db.models.functions import Cast, Floor, Least, TruncDate
 from django.utils import timezone
 
-from gating import reviews, webhooks
+from gating import formatting, reviews, webhooks
 from gating.audit import audit_record
 from gating.exceptions import FieldInvalid, StateConflict
 from gating.models import AuditEvent, Output, Review, ReviewItem, TaskType
@@ -82,7 +82,8 @@ def backlog(now: datetime) -> list[Finding]:
         is_bulk=False, decided_at__gt=now - timedelta(hours=24), decided_at__lte=now
     ).count()
     n, oldest = summary["n"], summary["oldest"]
-    oldest_hours = (now - oldest).total_seconds() / 3600 if oldest else 0.0
+    oldest_seconds = (now - oldest).total_seconds() if oldest else 0.0
+    oldest_hours = oldest_seconds / 3600
     # Throughput in items per hour over the last day; none at all means an unbounded wait.
     wait_hours = (n / (decided / 24.0) if decided else float("inf")) if n else 0.0
     value = max(oldest_hours, wait_hours)
@@ -94,10 +95,15 @@ def backlog(now: datetime) -> list[Finding]:
             value=None if value == float("inf") else round(value, 2),
             limit=BACKLOG_HOURS,
             message=(
-                f"{n} items waiting; the oldest for {oldest_hours:.1f} h; at the last day's "
-                f"pace of {decided} decisions the queue takes "
-                + ("forever" if wait_hours == float("inf") else f"{wait_hours:.1f} h")
-                + f" to clear (limit {BACKLOG_HOURS:g} h)."
+                f"{formatting.count(n)} items waiting; the oldest for "
+                f"{formatting.duration(oldest_seconds)}; at the last day's pace of "
+                f"{formatting.count(decided)} decisions the queue takes "
+                + (
+                    "forever"
+                    if wait_hours == float("inf")
+                    else formatting.duration(wait_hours * 3600)
+                )
+                + f" to clear (limit {formatting.duration(BACKLOG_HOURS * 3600)})."
             ),
             link=alert_page_path(Rule.BACKLOG),
         )

@@ -10,9 +10,9 @@ from django.conf import settings
 
 from dashboard import charts, selectors
 from dashboard.filters import DashboardFilter
-from dashboard.formatting import number
 from dashboard.metrics import metric_rows
 from dashboard.pages.monitoring import chart, monitoring_page, page_render
+from gating.formatting import number
 from gating.roles import WATCH_LEARNING
 from learning.selectors import gold_check_rows
 

@@ -7,11 +7,11 @@ import random
 import pytest
 from django.test import Client
 
-from dashboard.formatting import percent
 from dashboard.metrics import metric_rows
 from dashboard.models import TOP_SCORE_BUCKET, ScorerRollup
 from dashboard.rollups import rollups_refresh
 from gating import reviews, services
+from gating.formatting import percent
 from gating.models import Output, Review, ReviewItem
 from gating.roles import Role
 from gating.submissions import OutputSubmission

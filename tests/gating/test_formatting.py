@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from dashboard.formatting import count, duration, duration_unit, number, percent
+from gating.formatting import count, duration, duration_unit, number, percent
 
 
 @pytest.mark.parametrize(
@@ -92,3 +92,17 @@ def test_duration_unit_for_an_axis(longest, unit):
 
 def test_duration_unit_is_days_past_two_days():
     assert duration_unit(3 * 86400) == (86400, "d")
+
+
+def test_a_moment_in_utc_on_a_24_hour_clock():
+    from datetime import UTC, datetime, timedelta, timezone
+
+    from gating.formatting import utc_time, waited
+
+    afternoon = datetime(2026, 11, 28, 14, 5, 59, tzinfo=UTC)
+    assert utc_time(afternoon) == "2026-11-28 14:05 UTC"
+    # Another zone is written in UTC: 09:05 at UTC-5 is 14:05 UTC.
+    assert utc_time(afternoon.astimezone(timezone(timedelta(hours=-5)))) == "2026-11-28 14:05 UTC"
+    # How long since, as every duration is written: 13 days 8 hours; never below 0.
+    assert waited(afternoon - timedelta(days=13, hours=8), afternoon) == "13 d 8 h"
+    assert waited(afternoon + timedelta(minutes=1), afternoon) == "0 s"

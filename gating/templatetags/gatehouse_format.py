@@ -1,0 +1,37 @@
+"""gating.formatting as template filters: values as people read them, on every page."""
+
+from django import template
+
+from gating import formatting
+from gating.reviews import reason_label
+
+register = template.Library()
+
+register.filter("reason_label", reason_label)
+
+
+@register.filter
+def percent(value):
+    return "–" if value is None else formatting.percent(value)
+
+
+@register.filter
+def count(value):
+    return "–" if value is None else formatting.count(value)
+
+
+@register.filter
+def duration(value):
+    return "–" if value is None else formatting.duration(value)
+
+
+@register.filter
+def waited(since, now):
+    """``{{ item.queued_at|waited:now }}``: "13 d 8 h", as every page and alert writes it."""
+    return "–" if since is None or now is None else formatting.waited(since, now)
+
+
+@register.filter
+def utc(moment):
+    """``{{ alert.first_seen|utc }}``: "2026-11-28 14:05 UTC"."""
+    return "–" if moment is None else formatting.utc_time(moment)
