@@ -12,6 +12,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time, timedelta
+from enum import IntEnum
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -357,6 +358,49 @@ RULES = (
     threshold_evidence,
     scoring_faults,
 )
+
+
+class Severity(IntEnum):
+    """How soon an alert needs a person, the most urgent first."""
+
+    HIGH = 1  # outputs wait or are gated wrongly now
+    MEDIUM = 2  # the gate's inputs moved: look before it costs
+    LOW = 3  # a standing condition the thresholds page tracks
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+# One home for each rule's urgency and for how its value and limit read.
+SEVERITY: dict[str, Severity] = {
+    Rule.BACKLOG: Severity.HIGH,
+    Rule.SCORING_FAULT: Severity.HIGH,
+    Rule.NOT_ATTAINABLE: Severity.HIGH,
+    Rule.SCORE_SHIFT: Severity.MEDIUM,
+    Rule.VALIDATOR_ACCURACY: Severity.MEDIUM,
+    Rule.THRESHOLD_DRIFT: Severity.MEDIUM,
+    Rule.INSUFFICIENT_EVIDENCE: Severity.LOW,
+}
+
+
+def measure_words(rule: str, value: float | None) -> str:
+    """An alert's value or limit with its unit, in words, as the rule measures it."""
+    if value is None:
+        return "—"
+    if rule == Rule.BACKLOG:
+        return formatting.duration(value * 3600)
+    if rule == Rule.THRESHOLD_DRIFT:
+        return f"{formatting.number(value)} points of score in 24 h"
+    if rule == Rule.VALIDATOR_ACCURACY:
+        return f"{formatting.number(value * 100)} percentage points lower"
+    if rule == Rule.SCORE_SHIFT:
+        return f"PSI {formatting.number(value)}"
+    if rule == Rule.INSUFFICIENT_EVIDENCE:
+        return f"{formatting.count(round(value))} effective outputs"
+    if rule == Rule.NOT_ATTAINABLE:
+        return f"error {formatting.percent(value)}"
+    return f"{formatting.count(round(value))} outputs"
 
 
 # The dashboard page that shows what raised each rule's alert, and the range (a preset of

@@ -7,6 +7,11 @@ from dashboard.pages import alerts, outputs, thresholds
 urlpatterns = [
     path("dashboard/alerts/", alerts.alerts, name="dashboard-alerts"),
     path(
+        "dashboard/alerts/acknowledge/",
+        alerts.alerts_acknowledge_page,
+        name="dashboard-alerts-acknowledge",
+    ),
+    path(
         "dashboard/alerts/<int:pk>/acknowledge/",
         alerts.alert_acknowledge_page,
         name="dashboard-alert-acknowledge",

@@ -64,14 +64,16 @@ def test_a_lead_acknowledges_with_a_note_and_opens_the_link(user_in):
         f"/dashboard/alerts/{alert.pk}/acknowledge/", {"note": "Checking the audits"}, follow=True
     )
 
-    assert response.redirect_chain == [("/dashboard/alerts/?state=acknowledged", 302)]
+    # Back on the list the lead was on (the open one), not on another tab.
+    assert response.redirect_chain == [("/dashboard/alerts/?state=open#alerts", 302)]
+    assert "Acknowledged: Review backlog, review queue." in response.content.decode()
     alert.refresh_from_db()
     assert (alert.state, alert.acknowledged_by.username, alert.note) == (
         "acknowledged",
         "lee",
         "Checking the audits",
     )
-    page = response.content.decode()
+    page = lead.get("/dashboard/alerts/?state=acknowledged").content.decode()
     assert "Checking the audits" in page
     assert 'href="/dashboard/queue/"' in page
     assert lead.get(alert.link).status_code == 200
@@ -154,3 +156,69 @@ def test_alert_text_is_escaped(user_in):
     page = logged_in(user_in(Role.LEAD)).get("/dashboard/alerts/").content.decode()
     assert "<script>alert(1)</script>" not in page and "<b>bold</b>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_alerts_are_grouped_by_rule_the_urgent_first_with_units_in_words(user_in):
+    _alert()  # threshold drift: medium, 0.6 points
+    _alert(rule="insufficient_evidence", subject="classify", value=61.0, limit=736.0)
+    _alert(rule="backlog", subject="review queue", value=309.5, limit=24.0)
+    page = logged_in(user_in(Role.LEAD)).get("/dashboard/alerts/").content.decode()
+    groups = [
+        "Review backlog · high · 1",
+        "Threshold drift · medium · 1",
+        "Insufficient evidence · low · 1",
+    ]
+    assert all(g in page for g in groups)
+    assert [page.index(g) for g in groups] == sorted(page.index(g) for g in groups)
+    # Each value and limit with its unit (learning.alerts.measure_words).
+    assert "<td>12 d 22 h</td>" in page and "<td>1 d</td>" in page
+    assert "<td>0.60 points of score in 24 h</td>" in page
+    assert "<td>61 effective outputs</td>" in page and "<td>736 effective outputs</td>" in page
+
+
+def test_the_list_filters_by_rule_and_severity_in_the_url(user_in):
+    _alert()
+    _alert(rule="backlog", subject="review queue", value=30.0, limit=24.0)
+    lead = logged_in(user_in(Role.LEAD))
+    high = lead.get("/dashboard/alerts/?state=open&severity=high").content.decode()
+    assert "review queue" in high and "summarize approve threshold" not in high
+    drift = lead.get("/dashboard/alerts/?rule=threshold_drift").content.decode()
+    assert "summarize approve threshold" in drift and "review queue" not in drift
+    for query, field in (("rule=nonsense", "rule"), ("severity=urgent", "severity")):
+        response = lead.get(f"/dashboard/alerts/?{query}")
+        assert response.status_code == 400
+        assert f'data-field="{field}"' in response.content.decode()
+
+
+def test_a_lead_acknowledges_many_with_one_note_and_is_told_of_any_taken(user_in):
+    first = _alert(subject="summarize approve threshold")
+    second = _alert(subject="classify approve threshold")
+    taken = _alert(subject="draft approve threshold", state=Alert.State.RESOLVED)
+    lead = logged_in(user_in(Role.LEAD, username="lee"))
+    response = lead.post(
+        "/dashboard/alerts/acknowledge/",
+        {
+            "alert": [first.pk, second.pk, taken.pk],
+            "note": "Raising audits",
+            "state": "open",
+            "rule": "threshold_drift",
+        },
+        follow=True,
+    )
+    assert response.redirect_chain == [
+        ("/dashboard/alerts/?state=open&rule=threshold_drift#alerts", 302)
+    ]
+    page = response.content.decode()
+    assert "Acknowledged 2 alerts." in page and "already resolved" in page
+    for alert in (first, second):
+        alert.refresh_from_db()
+        assert (alert.state, alert.note) == ("acknowledged", "Raising audits")
+    # Nothing ticked, a number that is not one, or no note: a 400 naming what is wrong.
+    for data, field in (
+        ({"note": "x"}, "alert"),
+        ({"alert": "²", "note": "x"}, "alert"),
+        ({"alert": first.pk}, "note"),
+    ):
+        refused = lead.post("/dashboard/alerts/acknowledge/", data)
+        assert refused.status_code == 400
+        assert f'data-field="{field}"' in refused.content.decode()
