@@ -163,6 +163,7 @@ class ThresholdPoint:
     source: str
     reason: str
     actor: str = ""
+    before: float | None = None  # the value it replaced; None where not recorded
 
 
 @dataclass(frozen=True, slots=True)

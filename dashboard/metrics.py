@@ -77,6 +77,7 @@ def _threshold_history(f: DashboardFilter) -> list[dict]:
             "at": c.at,
             "task_type": c.task_type.name,
             "which": c.which,
+            "before": c.old_value,
             "value": c.new_value,
             "source": "pinned" if c.reason.startswith(PINNED_REASON) else "cycle",
             "reason": c.reason,
@@ -106,6 +107,7 @@ def _threshold_history(f: DashboardFilter) -> list[dict]:
                     "at": event.at,
                     "task_type": name,
                     "which": which,
+                    "before": (event.before or {}).get(f"{which}_threshold"),
                     "value": value,
                     "source": "admin",
                     "reason": event.after.get("reason", ""),
@@ -356,7 +358,7 @@ METRICS: dict[str, Metric] = {
         "Threshold history",
         "Every thresholds cycle's call on each threshold (source cycle, or pinned when a pin "
         "held it) and every other edit of a threshold (source admin), with the reason and "
-        "who: [{at, task_type, which, value, source, reason, actor}].",
+        "who: [{at, task_type, which, before, value, source, reason, actor}].",
         _threshold_history,
     ),
     "score-heatmap": Metric(

@@ -6,6 +6,7 @@ cycle now."""
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC
 
 from django.contrib import messages
@@ -24,6 +25,7 @@ from dashboard.filters import (
     filter_query,
     parameter_text,
 )
+from dashboard.metrics import metric_rows
 from dashboard.models import REVIEW_BUCKET_WIDTH, ReviewRollup
 from gating import scorers
 from gating.exceptions import TaskTypeInvalid
@@ -158,7 +160,9 @@ def _context(f: DashboardFilter, task_type: TaskType | None, known: dict, **extr
         values["scorer"] = task_type.scorer
         values |= {f"{_WEIGHT}{v.name}": v.weight for v in validators}
         values |= context["values"]
-        problems = context["problems"]
+        problems = {name: in_words(message) for name, message in context["problems"].items()}
+        context["problems"] = problems
+        context["threshold_history"] = _history(f, task_type)
         context["number_fields"] = [
             (name, LABELS[name], values[name], problems.get(name), *SETTING_RANGES[name])
             for name in NUMBERS
@@ -185,6 +189,26 @@ def _context(f: DashboardFilter, task_type: TaskType | None, known: dict, **extr
             for v in validators
         ]
     return context
+
+
+# A setting's name in a message, as the API writes it ("review_threshold"), and as this
+# page labels it.
+_SETTING_NAME = re.compile(r"\b(" + "|".join(sorted(LABELS, key=len, reverse=True)) + r")\b")
+
+
+def in_words(message: str) -> str:
+    """A message about the settings with each setting's name as the page labels it:
+    'Must be above review_threshold (4).' reads 'Must be above “Review below” (4).'"""
+    return _SETTING_NAME.sub(lambda m: f"“{LABELS[m.group(1)]}”", message)
+
+
+def _history(f: DashboardFilter, task_type: TaskType) -> list[dict]:
+    """Each change of the task type's thresholds in the range, newest first: who (an admin,
+    or the cycle), when, why, before and after. A cycle's run that held a threshold changed
+    nothing, and is left out."""
+    chosen = DashboardFilter(f.since, f.until, f.preset, (task_type.name,), f.models)
+    rows = metric_rows("threshold-history", chosen)
+    return [row for row in reversed(rows) if row["before"] != row["value"]]
 
 
 def _query(f: DashboardFilter, task_type: TaskType) -> str:

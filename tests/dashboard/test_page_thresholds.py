@@ -125,7 +125,8 @@ def test_review_not_below_approve_is_refused_next_to_the_field(user_in, task_typ
 
     assert response.status_code == 400
     page = response.content.decode()
-    assert 'data-field="review_threshold">Must be below approve_threshold (7).' in page
+    # The setting named as the page labels it, not as the API does.
+    assert 'data-field="review_threshold">Must be below “Approve from” (7).' in page
     assert 'value="7.5"' in page  # the form keeps what was typed
     task_type.refresh_from_db()
     assert (task_type.review_threshold, task_type.approve_threshold) == (4.0, 7.0)
