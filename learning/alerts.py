@@ -393,7 +393,9 @@ def measure_words(rule: str, value: float | None) -> str:
     if rule == Rule.THRESHOLD_DRIFT:
         return f"{formatting.number(value)} points of score in 24 h"
     if rule == Rule.VALIDATOR_ACCURACY:
-        return f"{formatting.number(value * 100)} percentage points lower"
+        # The value is the drop: a negative one is a rise (the measurement that resolves).
+        side = "lower" if value >= 0 else "higher"
+        return f"{formatting.number(abs(value) * 100)} percentage points {side}"
     if rule == Rule.SCORE_SHIFT:
         return f"PSI {formatting.number(value)}"
     if rule == Rule.INSUFFICIENT_EVIDENCE:

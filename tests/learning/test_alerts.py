@@ -284,3 +284,15 @@ def test_backlog_relief_after_a_week_releases_near_threshold_items_as_warnings(g
     # Audit-sampled at the warning rate (1.0 here) and logged.
     assert ReviewItem.objects.filter(output__in=released, kind="audit", state="open").count() == 3
     assert AuditEvent.objects.filter(action="backlog_relief").count() == 3
+
+
+def test_each_rules_value_reads_with_its_unit():
+    words = alerts.measure_words
+    assert words("backlog", 309.5) == "12 d 22 h"
+    assert words("validator_accuracy", 0.125) == "12.50 percentage points lower"
+    assert words("validator_accuracy", -0.05) == "5.00 percentage points higher"
+    assert words("score_shift", 0.3141) == "PSI 0.31"
+    assert words("insufficient_evidence", 735.93) == "736 effective outputs"
+    assert words("not_attainable", 0.0123) == "error 1.2%"
+    assert words("scoring_fault", 3) == "3 outputs"
+    assert words("backlog", None) == "—"
