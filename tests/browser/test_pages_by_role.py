@@ -202,7 +202,11 @@ def test_a_lead_acknowledges_an_alert_and_opens_its_link(page, problems, seeded)
     row = page.locator(f"#alert-{alert.pk}")
     row.locator("input[name=note]").fill("Looking into the drift")
     row.locator("button[type=submit]").click()
-    page.wait_for_load_state()
+    # Back on the open list, told what was done; the alert moved to the acknowledged one.
+    page.wait_for_url(re.compile(r"/dashboard/alerts/\?state=open#alerts$"))
+    assert "Acknowledged:" in page.locator(".messages").inner_text()
+    assert page.locator(f"#alert-{alert.pk}").count() == 0
+    page.get_by_role("link", name="Acknowledged", exact=True).click()
     row = page.locator(f"#alert-{alert.pk}")
     assert "Looking into the drift" in row.inner_text()
     alert.refresh_from_db()
