@@ -11,10 +11,11 @@ from django.db.models import Count
 from django.http import HttpResponseRedirect
 from django.utils.html import format_html
 
-from gating import services, users, webhooks
+from gating import gate_settings, services, users, webhooks
 from gating.authentication import forget_tokens
 from gating.exceptions import TaskTypeInvalid
 from gating.formatting import pretty_json
+from gating.forms import scorer_choices, setting_form_field
 from gating.models import (
     ApiToken,
     AuditEvent,
@@ -77,6 +78,14 @@ class TaskTypeAdminForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         _names_as_gateways_send_them(self)
+        # Each setting as the thresholds page and the API show it: words, meaning, type.
+        for setting in gate_settings.SETTINGS:
+            if setting.name in self.fields:
+                choices = scorer_choices(self.instance.scorer) if setting.name == "scorer" else None
+                declared = setting_form_field(setting, choices=choices)
+                # A new task type's form starts from the model's defaults.
+                declared.initial = self.fields[setting.name].initial
+                self.fields[setting.name] = declared
 
     def clean(self):
         cleaned = super().clean()

@@ -21,7 +21,7 @@ from django.contrib.auth.models import AbstractUser
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from gating import bulk, reviews, scorers, scoring, users
+from gating import bulk, gate_settings, reviews, scorers, scoring, users
 from gating.audit import audit_record, audit_record_each, audit_record_many
 from gating.exceptions import IdempotencyConflict, TaskTypeInvalid, TaskTypeRefused
 from gating.models import (
@@ -549,38 +549,8 @@ class EditSource(StrEnum):
 REASON_REQUIRED = frozenset({EditSource.ADMIN, EditSource.PAGE})
 REASON_MAX_LENGTH = 500
 
-# Each numeric setting's allowed values, bounds included. The API's schema publishes them.
-SETTING_RANGES: dict[str, tuple[float, float]] = {
-    "review_threshold": (0.0, 10.0),
-    "approve_threshold": (0.0, 10.0),
-    "cold_start_reviews": (0, 100_000),
-    "cold_start_margin": (0.0, 10.0),
-    "audit_rate_approved": (0.0, 1.0),
-    "audit_rate_warning": (0.0, 1.0),
-    "double_review_rate": (0.0, 1.0),
-    # An error level of 0 can never be certified, and a loose one certifies anything.
-    "alpha_approve": (0.001, 0.5),
-    "alpha_bad": (0.001, 0.5),
-    "alpha_warning": (0.001, 0.9),
-    "audit_rate_budget": (0.0, 1.0),
-    "delta": (0.001, 0.5),
-}
-_WHOLE_NUMBERS = frozenset({"cold_start_reviews"})
-_CHOICES = {
-    "threshold_policy": TaskType.ThresholdPolicy.values,
-    "approve_requires": [r.value for r in scoring.ApproveRequires],
-}
-_SWITCHES = frozenset(
-    {
-        "review_threshold_pinned",
-        "approve_threshold_pinned",
-        "auto_approve",
-        "backlog_relief",
-    }
-)
-GATE_SETTINGS = frozenset(
-    {*SETTING_RANGES, *_SWITCHES, "threshold_policy", "approve_requires", "scorer"}
-)
+# What a setting is, its type and its range: gating.gate_settings declares each one.
+GATE_SETTINGS = frozenset(gate_settings.BY_NAME)
 # The approve threshold's guarantee is the thresholds cycle's alone to give. A person who
 # moves what it certified (the threshold, the budgets and confidence it was certified at,
 # the policy, or the scorer whose scores it was certified on) takes it back.
@@ -746,7 +716,7 @@ def gate_settings_problems(task_type: TaskType, changes: Mapping[str, object]) -
             problems[name] = "Not a setting of the gate: it cannot be changed here."
         elif getattr(task_type, name) != value:
             changed[name] = value
-            if problem := _setting_problem(name, value):
+            if problem := gate_settings.BY_NAME[name].problem(value):
                 problems[name] = problem
     if problems.keys() & {"review_threshold", "approve_threshold"}:
         return problems
@@ -777,25 +747,6 @@ def reason_problem(reason: str, source: EditSource) -> str | None:
         return "Must not contain a NUL character."
     if source in REASON_REQUIRED and not reason.strip():
         return "Say why: the reason is kept in the audit log with the change."
-    return None
-
-
-def _setting_problem(name: str, value: object) -> str | None:
-    if name in _SWITCHES:
-        return None if isinstance(value, bool) else "Must be true or false."
-    if name in _CHOICES:
-        choices = _CHOICES[name]
-        return None if value in choices else f"Must be one of: {', '.join(choices)}."
-    if name == "scorer":
-        known = scorers.names()
-        return None if value in known else f"Unknown scorer; one of: {', '.join(known)}."
-    if name in _WHOLE_NUMBERS and not (_is_number(value) and isinstance(value, int)):
-        return "Must be a whole number."
-    if not _is_number(value) or not math.isfinite(value):
-        return "Must be a finite number."
-    low, high = SETTING_RANGES[name]
-    if not low <= value <= high:
-        return f"Must be between {low:g} and {high:g}."
     return None
 
 

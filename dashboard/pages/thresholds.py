@@ -6,7 +6,6 @@ cycle now."""
 from __future__ import annotations
 
 import math
-import re
 from datetime import UTC
 
 from django.contrib import messages
@@ -29,11 +28,11 @@ from dashboard.metrics import metric_rows
 from dashboard.models import REVIEW_BUCKET_WIDTH, ReviewRollup
 from gating import scorers
 from gating.exceptions import TaskTypeInvalid
+from gating.forms import WEIGHT_PREFIX, GateSettingsForm
+from gating.gate_settings import BY_NAME, in_words
 from gating.models import ReviewItem, TaskType, Validator
 from gating.roles import RUN_CYCLES, WATCH_LEARNING, page_for, refusal
-from gating.scoring import ApproveRequires
 from gating.services import (
-    SETTING_RANGES,
     EditSource,
     gate_settings_change,
     gate_settings_problems,
@@ -43,56 +42,6 @@ from gating.services import (
 from learning import selectors as learning_selectors
 from learning.models import CycleRun
 from learning.services import cycle_queue
-
-# The settings the page edits, in the order it shows them (backlog relief stays with the
-# admin site). Whole numbers are read as such so that 20.5 reviews is refused in words.
-NUMBERS = (
-    "review_threshold",
-    "approve_threshold",
-    "alpha_approve",
-    "alpha_bad",
-    "alpha_warning",
-    "delta",
-    "audit_rate_approved",
-    "audit_rate_budget",
-    "audit_rate_warning",
-    "double_review_rate",
-    "cold_start_reviews",
-    "cold_start_margin",
-)
-SWITCHES = (
-    "review_threshold_pinned",
-    "approve_threshold_pinned",
-    "auto_approve",
-)
-LABELS = {
-    "review_threshold": "Review below",
-    "approve_threshold": "Approve from",
-    "alpha_approve": "α, auto-approved: largest share that truly needs an edit or is bad",
-    "alpha_bad": "α, auto-approved: largest share that is truly bad",
-    "alpha_warning": "α, warnings: largest share that is truly bad",
-    "delta": "δ (chance a threshold's bound is wrong)",
-    "audit_rate_approved": "Audit rate of auto-approved outputs",
-    "audit_rate_budget": "Audit budget: the highest rate the cycles may set when underpowered",
-    "audit_rate_warning": "Audit rate of warnings",
-    "double_review_rate": "Second-review rate",
-    "cold_start_reviews": "Cold start: human reviews before the gate stops holding everything",
-    "cold_start_margin": "Cold start margin (raises both thresholds for a model's first reviews)",
-    "review_threshold_pinned": "Pin the review threshold (the cycles leave it)",
-    "approve_threshold_pinned": "Pin the approve threshold (the cycles leave it)",
-    "auto_approve": "Auto-approve (off: what would be approved is delivered as a warning)",
-}
-# What must stand behind the approve threshold for what reaches it to be approved.
-APPROVE_REQUIRES = [
-    (
-        ApproveRequires.ESTIMATE.value,
-        "A certified threshold, or until then the estimated approve line",
-    ),
-    (ApproveRequires.CERTIFIED.value, "A certified threshold"),
-    (ApproveRequires.NOTHING.value, "Nothing: approve at the threshold in force"),
-]
-_WHOLE = frozenset({"cold_start_reviews"})
-_WEIGHT = "weight:"
 
 
 @require_http_methods(["GET", "POST"])
@@ -135,71 +84,65 @@ def _show(request, f: DashboardFilter, task_type: TaskType, known: dict, **extra
     return render(request, "dashboard/thresholds.html", context, status=status)
 
 
-def _context(f: DashboardFilter, task_type: TaskType | None, known: dict, **extra) -> dict:
+def _context(
+    f: DashboardFilter,
+    task_type: TaskType | None,
+    known: dict,
+    *,
+    form: GateSettingsForm | None = None,
+    **extra,
+) -> dict:
     context = {
         "dashboard_filter": f,
         "task_type": task_type,
         "task_type_names": known["task_types"],
         "model_names": known["models"],
         "filter_query": filter_query(f) if task_type is None else _query(f, task_type),
-        "policies": TaskType.ThresholdPolicy.choices,
-        "approve_requires_choices": APPROVE_REQUIRES,
-        "scorer_choices": _scorer_choices(task_type),
         "cycle_kinds": CycleRun.Kind.choices,
-        "ranges": SETTING_RANGES,
         "problems": {},
-        "values": {},
         "reason": "",
         **extra,
     }
     if task_type is not None:
         validators = list(Validator.objects.filter(task_type=task_type).order_by("name"))
-        values = {name: getattr(task_type, name) for name in (*NUMBERS, *SWITCHES)}
-        values["threshold_policy"] = task_type.threshold_policy
-        values["approve_requires"] = task_type.approve_requires
-        values["scorer"] = task_type.scorer
-        values |= {f"{_WEIGHT}{v.name}": v.weight for v in validators}
-        values |= context["values"]
+        if form is None:
+            form = _stored_form(task_type, validators)
         problems = {name: in_words(message) for name, message in context["problems"].items()}
         context["problems"] = problems
         context["threshold_history"] = _history(f, task_type)
-        context["number_fields"] = [
-            (name, LABELS[name], values[name], problems.get(name), *SETTING_RANGES[name])
-            for name in NUMBERS
-        ]
-        context["switch_fields"] = [
-            (name, LABELS[name], values[name], problems.get(name)) for name in SWITCHES
-        ]
-        context["policy"] = (values["threshold_policy"], problems.get("threshold_policy"))
-        context["approve_requires"] = (
-            values["approve_requires"],
-            problems.get("approve_requires"),
-        )
-        context["scorer"] = (values["scorer"], problems.get("scorer"))
+        # Each field with its declaration (None for a weight) and what is wrong with it.
+        fields = [(form[name], BY_NAME.get(name), problems.get(name)) for name in form.fields]
+        context["number_fields"] = [f for f in fields if f[1] is not None and f[1].is_number]
+        context["switch_fields"] = [f for f in fields if f[1] is not None and f[1].kind == "switch"]
+        context["choice_fields"] = [f for f in fields if f[1] is not None and f[1].kind == "choice"]
+        context["weight_fields"] = [f for f in fields if f[1] is None]
+        context["scorer_descriptions"] = _scorer_descriptions(task_type)
         context["threshold_states"] = [
             s for s in learning_selectors.threshold_states() if s.task_type == task_type.name
-        ]
-        context["weight_fields"] = [
-            (
-                f"{_WEIGHT}{v.name}",
-                v.name,
-                values[f"{_WEIGHT}{v.name}"],
-                problems.get(f"{_WEIGHT}{v.name}"),
-            )
-            for v in validators
         ]
     return context
 
 
-# A setting's name in a message, as the API writes it ("review_threshold"), and as this
-# page labels it.
-_SETTING_NAME = re.compile(r"\b(" + "|".join(sorted(LABELS, key=len, reverse=True)) + r")\b")
+def _scorer_descriptions(task_type: TaskType) -> dict[str, str]:
+    """What each scorer on the menu is, for its option's title."""
+    descriptions = {name: scorer.description for name, scorer in scorers.REGISTRY.items()}
+    descriptions.setdefault(
+        task_type.scorer,
+        f"Not in this version of Gatehouse: the {scorers.DEFAULT} scorer scores this task "
+        "type's outputs until another is chosen.",
+    )
+    return descriptions
 
 
-def in_words(message: str) -> str:
-    """A message about the settings with each setting's name as the page labels it:
-    'Must be above review_threshold (4).' reads 'Must be above “Review below” (4).'"""
-    return _SETTING_NAME.sub(lambda m: f"“{LABELS[m.group(1)]}”", message)
+def _stored_form(task_type: TaskType, validators: list[Validator]) -> GateSettingsForm:
+    """The settings form holding the task type's stored settings and weights."""
+    initial = {
+        name: getattr(task_type, name) for name, setting in BY_NAME.items() if setting.on_page
+    }
+    initial |= {f"{WEIGHT_PREFIX}{v.name}": v.weight for v in validators}
+    return GateSettingsForm(
+        initial=initial, scorer=task_type.scorer, validators=[v.name for v in validators]
+    )
 
 
 def _history(f: DashboardFilter, task_type: TaskType) -> list[dict]:
@@ -222,7 +165,11 @@ def _query(f: DashboardFilter, task_type: TaskType) -> str:
 
 def _save(request, f: DashboardFilter, task_type: TaskType, known: dict):
     validators = {v.name: v for v in Validator.objects.filter(task_type=task_type)}
-    changes, weights, problems = _read_form(request.POST, validators)
+    form = GateSettingsForm(request.POST, scorer=task_type.scorer, validators=validators)
+    form.is_valid()
+    # What could not be read, then the service's rules on what could.
+    problems = {name: errors[0] for name, errors in form.errors.items()}
+    changes, weights = form.settings_changes(), form.weights()
     problems |= {
         name: message
         for name, message in gate_settings_problems(task_type, changes).items()
@@ -230,7 +177,7 @@ def _save(request, f: DashboardFilter, task_type: TaskType, known: dict):
     }
     for name, weight in weights.items():
         if validators[name].weight != weight and (problem := weight_problem(weight)):
-            problems[f"{_WEIGHT}{name}"] = problem
+            problems[f"{WEIGHT_PREFIX}{name}"] = problem
     try:
         reason = parameter_text(request.POST, "reason")
     except FilterInvalid as exc:
@@ -250,75 +197,14 @@ def _save(request, f: DashboardFilter, task_type: TaskType, known: dict):
             )
         except TaskTypeInvalid as exc:
             # Another edit committed between the check and the lock.
-            field = exc.field.replace("weights.", _WEIGHT)
-            problems[field] = str(exc)
+            problems[exc.field.replace("weights.", WEIGHT_PREFIX)] = str(exc)
     if problems:
-        submitted = {name: request.POST.get(name, "") for name in NUMBERS}
-        submitted |= {name: name in request.POST for name in SWITCHES}
-        submitted["threshold_policy"] = request.POST.get("threshold_policy", "")
-        submitted["approve_requires"] = request.POST.get("approve_requires", "")
-        submitted["scorer"] = request.POST.get("scorer", task_type.scorer)
-        submitted |= {
-            f"{_WEIGHT}{name}": request.POST.get(f"{_WEIGHT}{name}", "") for name in validators
-        }
-        return _show(
-            request, f, task_type, known, problems=problems, values=submitted, reason=reason
-        )
+        return _show(request, f, task_type, known, problems=problems, form=form, reason=reason)
     messages.success(request, f"Saved the settings of {task_type.name}.")
     return redirect(reverse("dashboard-thresholds") + "?" + _query(f, task_type))
 
 
-def _scorer_choices(task_type: TaskType | None) -> list[tuple[str, str, str]]:
-    """The menu's (value, label, description): every registered scorer and, kept selected,
-    a name this version no longer has. Without it the browser would submit the first
-    scorer, and saving any other setting would quietly switch the task type's scorer."""
-    choices = [(s.name, s.name, s.description) for s in scorers.REGISTRY.values()]
-    if task_type is not None and task_type.scorer not in scorers.REGISTRY:
-        choices.append(
-            (
-                task_type.scorer,
-                f"{task_type.scorer} (not in this version)",
-                f"Not in this version of Gatehouse: the {scorers.DEFAULT} scorer scores "
-                "this task type's outputs until another is chosen.",
-            )
-        )
-    return choices
-
-
-def _read_form(post, validators: dict) -> tuple[dict, dict, dict]:
-    """The form's settings and weights as numbers and switches, and what could not be read
-    as one, in words by field."""
-    changes: dict[str, object] = {}
-    problems: dict[str, str] = {}
-    for name in NUMBERS:
-        raw = post.get(name, "").strip()
-        value = _number(raw, whole=name in _WHOLE)
-        if value is None:
-            problems[name] = "Must be a whole number." if name in _WHOLE else "Must be a number."
-        else:
-            changes[name] = value
-    for name in SWITCHES:
-        changes[name] = name in post
-    changes["threshold_policy"] = post.get("threshold_policy", "")
-    changes["approve_requires"] = post.get("approve_requires", "")
-    if "scorer" in post:
-        changes["scorer"] = post["scorer"]
-    weights: dict[str, float] = {}
-    for name in validators:
-        value = _number(post.get(f"{_WEIGHT}{name}", "").strip(), whole=False)
-        if value is None:
-            problems[f"{_WEIGHT}{name}"] = "Must be a number."
-        else:
-            weights[name] = value
-    return changes, weights, problems
-
-
-def _number(raw: str, *, whole: bool) -> float | int | None:
-    if whole:
-        try:
-            return int(raw)
-        except ValueError:
-            pass
+def _number(raw: str) -> float | None:
     try:
         return float(raw)
     except ValueError:
@@ -337,7 +223,7 @@ def _candidates(query, task_type: TaskType) -> tuple[tuple[float, float], str]:
         ("approve", task_type.approve_threshold),
     ):
         raw = query.get(name, "").strip()
-        value = _number(raw, whole=False) if raw else stored
+        value = _number(raw) if raw else stored
         if value is None or not math.isfinite(value) or not 0.0 <= value <= 10.0:
             return (task_type.review_threshold, task_type.approve_threshold), (
                 f"The candidate {name} threshold must be a number from 0 to 10."

@@ -1,7 +1,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from gating import scorers, services
+from gating import gate_settings, services
 from gating.api.filters import IDENTIFIER_SCHEMA, SCORE_FILTER_MAX
 from gating.api.strict import StrictModelSerializer, StrictSerializer
 from gating.models import Review, ReviewItem, TaskType
@@ -63,10 +63,19 @@ class BulkDecisionSerializer(QueueFilters):
     dry_run = serializers.BooleanField(default=False)
 
 
-def _setting(name: str, kind: type[serializers.Field] = serializers.FloatField):
-    """A task type setting's field, with the range the gate's settings service enforces."""
-    low, high = services.SETTING_RANGES[name]
-    return kind(min_value=low, max_value=high, required=False)
+def _gate_setting_kwargs() -> dict[str, dict]:
+    """Each gate setting's field arguments, from its declaration: the words, the range the
+    schema publishes, and (for PATCH) not required."""
+    kwargs = {}
+    for setting in gate_settings.SETTINGS:
+        kwargs[setting.name] = {"label": setting.label, "help_text": setting.meaning}
+        if setting.is_number:
+            kwargs[setting.name] |= {"min_value": setting.low, "max_value": setting.high}
+        elif setting.kind is gate_settings.Kind.CHOICE:
+            choices = ", ".join(setting.values)
+            invalid = f'"{{input}}" is not a choice of {setting.name}; one of: {choices}.'
+            kwargs[setting.name]["error_messages"] = {"invalid_choice": invalid}
+    return kwargs
 
 
 class GatewayTaskTypeSerializer(serializers.ModelSerializer):
@@ -130,29 +139,9 @@ class TaskTypeSerializer(StrictModelSerializer):
             "created_at",
             "updated_at",
         ]
-        extra_kwargs = {
-            "scorer": {
-                "error_messages": {
-                    "invalid_choice": (
-                        f'"{{input}}" is not a scorer; one of: {", ".join(scorers.names())}.'
-                    )
-                }
-            }
-        }
+        extra_kwargs = _gate_setting_kwargs()
 
     in_cold_start = serializers.BooleanField(read_only=True)
-    review_threshold = _setting("review_threshold")
-    approve_threshold = _setting("approve_threshold")
-    cold_start_reviews = _setting("cold_start_reviews", serializers.IntegerField)
-    cold_start_margin = _setting("cold_start_margin")
-    audit_rate_approved = _setting("audit_rate_approved")
-    audit_rate_warning = _setting("audit_rate_warning")
-    double_review_rate = _setting("double_review_rate")
-    audit_rate_budget = _setting("audit_rate_budget")
-    alpha_approve = _setting("alpha_approve")
-    alpha_bad = _setting("alpha_bad")
-    alpha_warning = _setting("alpha_warning")
-    delta = _setting("delta")
     reason = serializers.CharField(
         write_only=True,
         required=False,

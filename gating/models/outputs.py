@@ -6,33 +6,26 @@ from django.db.models import F, Q
 from gating import scorers
 from gating.scoring import ApproveRequires, Decision, Guarantee
 
-_SCORE_RANGE = [MinValueValidator(0.0), MaxValueValidator(10.0)]
-_RATE_RANGE = [MinValueValidator(0.0), MaxValueValidator(1.0)]
-# An error level of 0 can never be certified, and one of 1 certifies anything.
-_LEVEL_RANGE = [MinValueValidator(0.001), MaxValueValidator(0.9)]
-
 # Validators whose failure on an output that requires fact checking triggers the
 # hallucination penalty, unless an admin says otherwise for a task type.
 DEFAULT_FACT_CHECK_VALIDATORS = frozenset({"facts"})
 
 
 class TaskType(models.Model):
+    # The gate's settings' words, ranges and choices are declared in gating.gate_settings,
+    # which the settings service checks edits against and every form is derived from. The
+    # constraints below keep the database itself from holding what would break the gate.
     name = models.CharField(max_length=100, unique=True)
-    review_threshold = models.FloatField(default=4.0, validators=_SCORE_RANGE)
-    approve_threshold = models.FloatField(default=7.0, validators=_SCORE_RANGE)
+    review_threshold = models.FloatField(default=4.0)
+    approve_threshold = models.FloatField(default=7.0)
     cold_start_reviews = models.PositiveIntegerField(default=20)
-    cold_start_margin = models.FloatField(default=1.0, validators=[MinValueValidator(0.0)])
+    cold_start_margin = models.FloatField(default=1.0)
     # Review sampling: audits of delivered outputs measure the gate's error above the review
     # threshold; second reviews measure reviewers against each other.
-    audit_rate_approved = models.FloatField(default=0.02, validators=_RATE_RANGE)
-    audit_rate_warning = models.FloatField(default=0.10, validators=_RATE_RANGE)
-    double_review_rate = models.FloatField(default=0.10, validators=_RATE_RANGE)
-    audit_rate_budget = models.FloatField(
-        default=0.25,
-        validators=_RATE_RANGE,
-        help_text="The highest audit rate of auto-approved outputs the learning cycles may set "
-        "while the approve threshold is underpowered.",
-    )
+    audit_rate_approved = models.FloatField(default=0.02)
+    audit_rate_warning = models.FloatField(default=0.10)
+    double_review_rate = models.FloatField(default=0.10)
+    audit_rate_budget = models.FloatField(default=0.25)
 
     # How the learning cycles move the thresholds (docs/learning.md).
     class ThresholdPolicy(models.TextChoices):
@@ -42,45 +35,16 @@ class TaskType(models.Model):
     threshold_policy = models.CharField(
         max_length=20, choices=ThresholdPolicy.choices, default=ThresholdPolicy.GUARDED
     )
-    alpha_approve = models.FloatField(
-        default=0.05,
-        validators=_LEVEL_RANGE,
-        help_text="Largest share of auto-approved outputs that truly need an edit or are bad.",
-    )
-    alpha_bad = models.FloatField(
-        default=0.01,
-        validators=_LEVEL_RANGE,
-        help_text="Largest share of auto-approved outputs that are truly bad.",
-    )
-    alpha_warning = models.FloatField(
-        default=0.25,
-        validators=_LEVEL_RANGE,
-        help_text="Largest share of warnings (delivered, flagged) that are truly bad.",
-    )
-    delta = models.FloatField(
-        default=0.05,
-        validators=_LEVEL_RANGE,
-        help_text="Allowed chance that a threshold's bound is wrong (confidence is 1 - delta).",
-    )
-    review_threshold_pinned = models.BooleanField(
-        default=False, help_text="The learning cycles leave a pinned threshold where it is."
-    )
-    approve_threshold_pinned = models.BooleanField(
-        default=False, help_text="The learning cycles leave a pinned threshold where it is."
-    )
-    scorer = models.CharField(
-        max_length=40,
-        choices=scorers.choices,
-        default=scorers.DEFAULT,
-        help_text="The model that scores this task type's outputs (docs/scoring.md). The "
-        "others score them in shadow, where the payload has what they read.",
-    )
-    auto_approve = models.BooleanField(
-        default=True,
-        help_text="Off: nothing is auto-approved; what scores at or above the approve "
-        "threshold is delivered as a warning. Scores are capped at 10, so no threshold does "
-        "this on its own: outputs that reach the cap pass a threshold of 10.",
-    )
+    alpha_approve = models.FloatField(default=0.05)
+    alpha_bad = models.FloatField(default=0.01)
+    alpha_warning = models.FloatField(default=0.25)
+    delta = models.FloatField(default=0.05)
+    review_threshold_pinned = models.BooleanField(default=False)
+    approve_threshold_pinned = models.BooleanField(default=False)
+    scorer = models.CharField(max_length=40, choices=scorers.choices, default=scorers.DEFAULT)
+    # Scores are capped at 10, so no threshold turns approval off on its own: outputs that
+    # reach the cap pass a threshold of 10.
+    auto_approve = models.BooleanField(default=True)
     # "estimate" for new task types: at a team's scale the uncertified 7.0 approves outputs
     # of which up to a quarter need an edit or are bad, and certification takes weeks
     # (docs/gate.md, bench.team_scale).
@@ -88,11 +52,6 @@ class TaskType(models.Model):
         max_length=20,
         choices=[(r.value, r.value) for r in ApproveRequires],
         default=ApproveRequires.ESTIMATE,
-        help_text="What must stand behind the approve threshold for what reaches it to be "
-        "approved: 'certified', 'estimate' (certified; until then, approved from the "
-        "estimated approve line, where the label model's estimates are within budget with "
-        "a margin) or 'nothing'. Short of it, what reaches the threshold is delivered as a "
-        "warning (docs/gate.md).",
     )
     # Written only by the thresholds cycle (and reset when a person moves what it certified):
     # with the guarantee "estimated", the lowest score the estimates approve.
@@ -104,11 +63,7 @@ class TaskType(models.Model):
         default=Guarantee.NONE,
         editable=False,
     )
-    backlog_relief = models.BooleanField(
-        default=False,
-        help_text="After a backlog alert has been open 7 days, release queued items within "
-        "1.0 below the review threshold as warnings (audit-sampled).",
-    )
+    backlog_relief = models.BooleanField(default=False)
     shared = models.BooleanField(
         default=False,
         help_text="Every gateway sees it through the API. Otherwise a gateway sees only the "

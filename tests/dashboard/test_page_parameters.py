@@ -14,7 +14,7 @@ from dashboard.filters import (
     parameter_text,
     parameter_whole,
 )
-from dashboard.pages import thresholds as thresholds_page
+from gating.gate_settings import BY_NAME
 from gating.models import AuditEvent, TaskType, Validator
 from gating.roles import Role
 from tests.factories import TaskTypeFactory, logged_in
@@ -157,7 +157,8 @@ def test_a_nul_in_the_thresholds_reason_is_named_and_nothing_is_saved(user_in):
     Validator.objects.create(task_type=task_type, name="facts", weight=1.0)
     form = {
         name: str(getattr(task_type, name))
-        for name in (*thresholds_page.NUMBERS, "threshold_policy", "approve_requires", "scorer")
+        for name, setting in BY_NAME.items()
+        if setting.is_number or setting.kind == "choice"
     }
     form |= {"weight:facts": "1.0", "audit_rate_warning": "0.5", "reason": "because\x00"}
 

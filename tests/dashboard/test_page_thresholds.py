@@ -175,8 +175,8 @@ def test_a_scorer_this_version_lacks_stays_selected_and_saving_keeps_it(user_in,
         ({"cold_start_reviews": "20.5"}, "cold_start_reviews", "Must be a whole number."),
         ({"weight:facts": "-1"}, "weight:facts", "Must be a number from 0 to 100."),
         ({"threshold_policy": "yolo"}, "threshold_policy", "Must be one of"),
-        ({"approve_requires": "sometimes"}, "approve_requires", "Must be one of: certified, "),
-        ({"scorer": "magic"}, "scorer", "Unknown scorer; one of: validators, "),
+        ({"approve_requires": "sometimes"}, "approve_requires", "Must be one of: estimate, "),
+        ({"scorer": "magic"}, "scorer", "Must be one of: validators, "),
     ],
 )
 def test_each_problem_is_shown_in_words_and_nothing_changes(

@@ -171,7 +171,7 @@ def test_an_unknown_scorer_is_400_and_a_known_one_is_audited(admin_api, db):
     assert refused.status_code == 400
     assert refused.json() == {
         "scorer": [
-            '"magic" is not a scorer; one of: '
+            '"magic" is not a choice of scorer; one of: '
             "validators, evidence_categories, evidence_quality, interval, adr0003_formula."
         ]
     }
