@@ -8,10 +8,12 @@ Parameters (all optional; an empty value counts as absent, as a form sends its e
 * ``range``: a preset, one of ``24h``, ``7d``, ``30d``, ``90d``, which ends now; or
   ``custom``, which reads ``since`` and ``until``. With no ``range``, ``since`` or ``until``
   alone make a custom range, and with none of the three the range is the last 7 days.
-  A preset does not read ``since`` and ``until``, so that the filter bar's form can keep them
-  filled while a preset is picked.
-* ``since``, ``until``: ISO 8601 times, converted to UTC; a time with no offset is UTC (what
-  the filter bar's inputs, labelled UTC, send), a date alone is its midnight. Each is
+  A preset with ``since`` or ``until`` beside it is refused, naming ``range``: one of the two
+  would have to be ignored, and a shared link would say one range and show another (the
+  filter bar's form disables its time inputs while a preset is picked, so it sends one).
+* ``since``, ``until``: ISO 8601 times, converted to UTC; a time with no offset is UTC, a date
+  alone is its midnight. The filter bar's inputs, labelled UTC, send "YYYY-MM-DD HH:MM"
+  (INPUT_FORMAT), which ISO 8601 reads with a space for the "T". Each is
   written with its year from FIRST_YEAR to LAST_YEAR (TIME_PATTERN). The range is
   [since, until): ``until`` must be later than ``since``. A missing ``until`` is now; a
   missing ``since`` is 7 days before ``until``.
@@ -44,6 +46,11 @@ PRESETS: dict[str, tuple[timedelta, str]] = {
 }
 DEFAULT_PRESET = "7d"
 CUSTOM = "custom"
+# How the filter bar shows and takes a UTC time: 24-hour whatever the browser's locale, which
+# a datetime-local input would follow (12-hour in en-US). INPUT_PATTERN is the input's
+# pattern attribute; the parser reads any ISO 8601 time, this one included.
+INPUT_FORMAT = "%Y-%m-%d %H:%M"
+INPUT_PATTERN = r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}"
 # The years a filter's time may be written in. Nothing Gatehouse keeps is older than the
 # first, and both leave room for any offset and for the windows pages take around a range
 # (the PSI's baseline week before since, the last day before until, the day a range's start
@@ -86,6 +93,21 @@ class DashboardFilter:
         return f"{self.since:%Y-%m-%d %H:%M} to {self.until:%Y-%m-%d %H:%M} UTC"
 
     @property
+    def since_input(self) -> str:
+        """since as the filter bar's input shows it (INPUT_FORMAT, UTC)."""
+        return self.since.astimezone(UTC).strftime(INPUT_FORMAT)
+
+    @property
+    def until_input(self) -> str:
+        """until as the filter bar's input shows it (INPUT_FORMAT, UTC)."""
+        return self.until.astimezone(UTC).strftime(INPUT_FORMAT)
+
+    @property
+    def input_pattern(self) -> str:
+        """The pattern attribute of the filter bar's time inputs."""
+        return INPUT_PATTERN
+
+    @property
     def preset_choices(self) -> list[tuple[str, str]]:
         """(value, label) of each preset, for the filter bar."""
         return [(value, label) for value, (_, label) in PRESETS.items()]
@@ -100,8 +122,8 @@ def filter_parse(
 ) -> DashboardFilter:
     """Read a query string (a QueryDict, or a dict of strings or lists of strings) into a
     filter, against the known task type and model names. Raises FilterInvalid naming the
-    parameter for an unknown preset, task type or model, a time it cannot read, or a range
-    that ends before it starts."""
+    parameter for an unknown preset, a preset given with times, an unknown task type or
+    model, a time it cannot read, or a range that ends before it starts."""
     now = (now or datetime.now(UTC)).astimezone(UTC)
     preset = _one(query, "range")
     since_text, until_text = _one(query, "since"), _one(query, "until")
@@ -112,6 +134,13 @@ def filter_parse(
         if preset not in PRESETS:
             choices = ", ".join([*PRESETS, CUSTOM])
             raise FilterInvalid("range", f"Unknown range {_quote(preset)}: use one of {choices}.")
+        if since_text is not None or until_text is not None:
+            given = " and ".join(n for n, t in (("since", since_text), ("until", until_text)) if t)
+            raise FilterInvalid(
+                "range",
+                f"range={preset} is a preset ending now, so it cannot be given with {given}: "
+                f"drop {given}, or use range={CUSTOM} for your own times.",
+            )
         since, until = now - PRESETS[preset][0], now
     else:
         preset = None

@@ -14,15 +14,14 @@ from django.db.models import Q, QuerySet
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from dashboard import selectors
 from dashboard.filters import (
     DashboardFilter,
     FilterInvalid,
-    filter_parse,
     filter_query,
     parameter_text,
     parameter_whole,
 )
+from dashboard.pages.monitoring import filter_bar
 from gating.formatting import pretty_json
 from gating.models import AuditEvent, Output, Review, ReviewItem, WebhookDelivery
 from gating.roles import page_for
@@ -37,7 +36,8 @@ _ID_MATCHES = ("exact", "prefix")
 @dataclass(frozen=True)
 class OutputSearch:
     """The outputs page's own parameters, on top of the filter bar's range, task types and
-    models. Empty strings and None mean "any"."""
+    models. Empty strings and None mean "any". Scores are from score_min (included) to below
+    score_max, as in the queue API."""
 
     external_id: str = ""
     id_match: str = "exact"
@@ -137,7 +137,8 @@ def outputs_search(
     if search.score_min is not None:
         found = found.filter(score__gte=search.score_min)
     if search.score_max is not None:
-        found = found.filter(score__lte=search.score_max)
+        # Below, as the queue API's score_max (gating.api.filters): one meaning for one name.
+        found = found.filter(score__lt=search.score_max)
     if search.before is not None:
         found = found.filter(pk__lt=search.before)
     return found.order_by("-id")
@@ -146,13 +147,12 @@ def outputs_search(
 @require_GET
 @page_for("gating.view_all_outputs")
 def outputs(request):
-    known = selectors.filter_choices()
-    error = None
+    bar = filter_bar(request.GET)
+    dashboard_filter, error = bar["dashboard_filter"], bar["filter_error"]
     try:
-        dashboard_filter = filter_parse(request.GET, **known)
         search = search_parse(request.GET)
     except FilterInvalid as exc:
-        dashboard_filter, search, error = filter_parse({}, **known), OutputSearch(), exc
+        search, error = OutputSearch(), error or exc
     rows = list(
         outputs_search(outputs_visible_to(request.user), dashboard_filter, search)[: PAGE_SIZE + 1]
     )
@@ -167,10 +167,8 @@ def outputs(request):
         "search": search,
         "next_query": next_query,
         "first_query": filter_query(dashboard_filter) + "&" + urlencode(search.query()),
-        "dashboard_filter": dashboard_filter,
+        **bar,
         "filter_error": error,
-        "task_type_names": known["task_types"],
-        "model_names": known["models"],
         "decisions": [d.value for d in Decision],
         "statuses": Output.Status.choices,
         "page_size": PAGE_SIZE,

@@ -37,8 +37,31 @@ def test_a_preset_ends_now(preset, length):
     assert dashboard_filter.preset == preset
 
 
-def test_a_preset_leaves_the_custom_times_the_form_kept():
-    assert parse("range=24h&since=2025-01-01&until=2025-02-01").since == NOW - timedelta(hours=24)
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("range=30d&since=2025-05-03T12:00", "since"),
+        ("range=24h&until=2025-02-01", "until"),
+        ("range=7d&since=2025-01-01&until=2025-02-01", "since and until"),
+    ],
+)
+def test_a_preset_beside_times_is_refused_naming_range_and_the_times(query, named):
+    # Neither may win silently: a shared link would say one range and show another.
+    error = refusal(query)
+    assert error.field == "range"
+    assert f"cannot be given with {named}" in str(error)
+    assert "range=custom" in str(error)
+
+
+def test_custom_beside_times_and_a_preset_alone_are_read():
+    assert parse("range=custom&since=2025-05-01").since == datetime(2025, 5, 1, tzinfo=UTC)
+    assert parse("range=30d&since=&until=").preset == "30d"
+
+
+def test_the_filter_bars_24_hour_input_format_is_read_as_utc():
+    dashboard_filter = parse("range=custom&since=2025-05-01+21:30&until=2025-05-02+00:05")
+    assert dashboard_filter.since == datetime(2025, 5, 1, 21, 30, tzinfo=UTC)
+    assert dashboard_filter.until == datetime(2025, 5, 2, 0, 5, tzinfo=UTC)
 
 
 def test_custom_times_with_offsets_are_converted_to_utc():

@@ -55,8 +55,10 @@ def test_who_may_open_the_outputs_and_an_output(user_in, outputs, role, status):
             "text=fell&decision=pending_review&status=pending",
             Q(output_text__icontains="fell", decision="pending_review", status="pending"),
         ),
-        ("score_min=0&score_max=10", Q()),
+        ("score_min=0&score_max=10", Q(score__lt=10)),
         ("score_min=10", Q(score__gte=10)),
+        # score_max is "below", as in the queue API (gating.api.filters.ReviewItemFilter).
+        ("score_max=5", Q(score__lt=5)),
     ],
 )
 def test_search_finds_what_a_direct_query_finds(user_in, outputs, query, expected):
@@ -65,6 +67,18 @@ def test_search_finds_what_a_direct_query_finds(user_in, outputs, query, expecte
     found = [o.pk for o in response.context["outputs"]]
     direct = Output.objects.filter(expected).order_by("-id").values_list("pk", flat=True)
     assert found == list(direct)
+
+
+def test_an_output_scored_at_score_max_is_left_out_and_one_at_score_min_is_in(user_in, outputs):
+    Output.objects.filter(pk=outputs[0].pk).update(score=5.0)
+    client = logged_in(user_in(Role.REVIEWER))
+
+    def found(query):
+        response = client.get(f"/dashboard/outputs/?range=24h&{query}")
+        return {o.pk for o in response.context["outputs"]}
+
+    assert outputs[0].pk not in found("score_max=5")
+    assert outputs[0].pk in found("score_min=5")
 
 
 def test_the_range_bounds_the_search(user_in, outputs):
