@@ -64,7 +64,8 @@ def test_the_filter_bar_moves_the_url_and_the_charts_on_every_page(page, problem
             # A searchable multi-select (Tom Select): typed and picked as a person does.
             page.get_by_role("combobox", name="Task types").focus()
             page.keyboard.type(value)
-            page.locator(f"#filter-task-type-ts-dropdown [data-value='{value}']").wait_for()
+            # Enter picks the option the search made active; wait for that to be this one.
+            page.locator(f"#filter-task-type-ts-dropdown .active[data-value='{value}']").wait_for()
             page.keyboard.press("Enter")
             page.keyboard.press("Escape")
         else:
