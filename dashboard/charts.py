@@ -30,7 +30,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from gating.formatting import count, duration, duration_unit, number, percent
+from dashboard.meanings import kappa_words
+from gating.formatting import count, duration, duration_unit, number, numbers_alike, percent
 
 # Okabe-Ito, by name.
 BLACK = "#000000"
@@ -647,6 +648,7 @@ def validator_importance_chart(
     if not validators:
         return None
     names = [_escape(v.validator) for v in validators]
+    importances = numbers_alike([v.importance for v in validators])
     fig = make_subplots(
         rows=1,
         cols=2,
@@ -661,11 +663,12 @@ def validator_importance_chart(
         x=[v.importance for v in validators],
         y=names,
         marker={"color": BLUE},
-        text=[number(v.importance) for v in validators],
+        text=importances,
         textposition="outside",
         cliponaxis=False,
-        customdata=[[number(v.importance)] for v in validators],
-        hovertemplate="Validator %{y}: importance %{customdata[0]} nats<extra></extra>",
+        customdata=[[shown] for shown in importances],
+        hovertemplate="Validator %{y}: importance %{customdata[0]} (drop in log loss)"
+        "<extra></extra>",
         row=1,
         col=1,
     )
@@ -684,7 +687,7 @@ def validator_importance_chart(
         col=2,
     )
     fig.update_xaxes(
-        title_text="Importance (Shapley value: drop in log loss, nats)",
+        title_text="Importance: how much worse the score predicts reviewers without it",
         range=_with_room([v.importance for v in validators]),
         row=1,
         col=1,
@@ -766,13 +769,14 @@ def kappa_matrix_chart(rows: Iterable[PairKappa | Mapping]) -> go.Figure | None:
     size = len(reviewers)
     z: list[list[float | None]] = [[None] * size for _ in range(size)]
     text = [[""] * size for _ in range(size)]
-    customdata: list[list[Any]] = [[["–", "0"]] * size for _ in range(size)]
+    customdata: list[list[Any]] = [[["–", "0", "none"]] * size for _ in range(size)]
     for pair in pairs:
         shown = "–" if pair.kappa is None else number(pair.kappa)
+        band = "none" if pair.kappa is None else kappa_words(pair.kappa)
         for i, j in ((at[pair.first], at[pair.second]), (at[pair.second], at[pair.first])):
             z[i][j] = pair.kappa
             text[i][j] = f"κ {shown}<br>n {count(pair.n)}"
-            customdata[i][j] = [shown, count(pair.n)]
+            customdata[i][j] = [shown, count(pair.n), band]
     names = [_escape(name) for name in reviewers]
     fig = _figure(x_title="Reviewer", y_title="Reviewer")
     fig.add_heatmap(
@@ -793,8 +797,8 @@ def kappa_matrix_chart(rows: Iterable[PairKappa | Mapping]) -> go.Figure | None:
         ygap=2,
         customdata=customdata,
         hoverongaps=False,
-        hovertemplate="%{y} and %{x}: kappa %{customdata[0]} over %{customdata[1]} outputs "
-        "both judged<extra></extra>",
+        hovertemplate="%{y} and %{x}: kappa %{customdata[0]} (agreement: %{customdata[2]}) "
+        "over %{customdata[1]} outputs both judged<extra></extra>",
     )
     fig.update_xaxes(type="category", showgrid=False)
     fig.update_yaxes(type="category", showgrid=False, autorange="reversed")

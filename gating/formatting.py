@@ -10,6 +10,7 @@ format, read like the rest.
 
 import json
 import math
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 _MINUTE = 60
@@ -53,6 +54,27 @@ def number(value: float) -> str:
     # 0.0996 rounds to 0.100 with three places: one digit fewer says the same.
     if abs(float(shown)) >= 0.1 and places > 2:
         shown = f"{value:.{places - 1}f}"
+    return shown
+
+
+def numbers_alike(values: Sequence[float]) -> list[str]:
+    """Values of one measure, side by side, written to the same decimal places: as many as
+    the largest needs for two significant digits (number's rule). What is smaller than the
+    last place reads 0, as it tells nothing beside the others: a validator's importance of
+    -0.0000000000000033 (a sum that is 0 but for floating point) beside 0.2 reads "0.00".
+    [0.2, 0.001] → ["0.20", "0.00"]; [0.012, 0.0004] → ["0.012", "0.000"]."""
+    sizes = [abs(v) for v in values if math.isfinite(v) and v != 0]
+    if not sizes:
+        return [number(v) for v in values]
+    places = max(2, 1 - math.floor(math.log10(max(sizes))))
+    shown = []
+    for value in values:
+        if math.isnan(value):
+            shown.append("–")
+            continue
+        written = f"{value:,.{places}f}"
+        # No "-0.00": a value rounded to nothing has no sign.
+        shown.append(written.lstrip("-") if set(written) <= set("-0.,") else written)
     return shown
 
 

@@ -116,7 +116,7 @@ SETTINGS: tuple[GateSetting, ...] = (
         "alpha_approve",
         "Most approved outputs that may need an edit",
         "The largest share of auto-approved outputs that may truly need an edit or be bad "
-        "(α in docs/learning.md). The cycles certify the approve threshold only when its "
+        "(α). The cycles certify the approve threshold only when its "
         "bound is within this.",
         **_LEVEL,
     ),
@@ -209,7 +209,7 @@ SETTINGS: tuple[GateSetting, ...] = (
         "approve_requires",
         "Approve only with",
         "What must stand behind the approve threshold for what reaches it to be approved; "
-        "short of it, it is delivered as a warning (docs/gate.md).",
+        "short of it, it is delivered as a warning.",
         Kind.CHOICE,
         choices=lambda: [(value.value, words) for value, words in APPROVE_REQUIRES_WORDS.items()],
     ),
@@ -224,8 +224,7 @@ SETTINGS: tuple[GateSetting, ...] = (
     GateSetting(
         "scorer",
         "Scorer",
-        "What scores this task type's outputs (docs/scoring.md); the others score them in "
-        "shadow, for comparison.",
+        "What scores this task type's outputs; the others score them in shadow, for comparison.",
         Kind.CHOICE,
         choices=_scorers,
     ),

@@ -27,6 +27,7 @@ from dashboard.charts import (
     ValidatorImportance,
     ValidatorPoint,
 )
+from dashboard.meanings import kappa_words
 
 T0 = datetime(2025, 5, 1, tzinfo=UTC)
 D1, D2, D3 = date(2025, 5, 1), date(2025, 5, 2), date(2025, 5, 3)
@@ -432,7 +433,9 @@ def test_validator_importance_beside_current_weight_most_important_first():
     assert weight.x == (1.4, 0.3)
     assert weight.text == ("1.40", "0.30")
     assert importance.xaxis != weight.xaxis
-    assert fig.layout.xaxis.title.text.startswith("Importance (Shapley value")
+    # Written to the places the largest needs: 0.001 beside 0.2 tells nothing.
+    assert importance.text == ("0.20", "0.00")
+    assert fig.layout.xaxis.title.text.startswith("Importance: how much worse")
 
 
 def test_validator_accuracy_over_time():
@@ -466,6 +469,8 @@ def test_kappa_matrix_is_symmetric_with_kappa_and_n_written_in_each_cell():
     assert heat.texttemplate == "%{text}"
     assert (heat.zmin, heat.zmax) == (-1, 1)
     assert "kappa" in heat.hovertemplate and "both judged" in heat.hovertemplate
+    # 0.6 is the top of Landis and Koch's "moderate" (0.41-0.60).
+    assert plain(heat.customdata)[0][1] == ["0.60", "40", "moderate"]
 
 
 def test_alpha_over_time_with_krippendorffs_levels():
@@ -517,3 +522,22 @@ def test_auroc_per_task_type_and_model_with_intervals_and_chance():
     assert plain(small.customdata[1]) == ["0.80", "0.70", "0.88", "200"]
     assert horizontal_lines(fig) == [0.5]
     assert "AUROC" in small.hovertemplate
+
+
+@pytest.mark.parametrize(
+    ("kappa", "words"),
+    # Landis and Koch (1977), Table: <0 poor, 0-0.20 slight, 0.21-0.40 fair, 0.41-0.60
+    # moderate, 0.61-0.80 substantial, 0.81-1 almost perfect.
+    [
+        (-0.1, "poor"),
+        (0.1, "slight"),
+        (0.2, "slight"),
+        (0.35, "fair"),
+        (0.6, "moderate"),
+        (0.63, "substantial"),
+        (0.95, "almost perfect"),
+        (1.0, "almost perfect"),
+    ],
+)
+def test_a_kappa_in_landis_and_kochs_words(kappa, words):
+    assert kappa_words(kappa) == words

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from gating.formatting import count, duration, duration_unit, number, percent
+from gating.formatting import count, duration, duration_unit, number, numbers_alike, percent
 
 
 @pytest.mark.parametrize(
@@ -106,3 +106,18 @@ def test_a_moment_in_utc_on_a_24_hour_clock():
     # How long since, as every duration is written: 13 days 8 hours; never below 0.
     assert waited(afternoon - timedelta(days=13, hours=8), afternoon) == "13 d 8 h"
     assert waited(afternoon + timedelta(minutes=1), afternoon) == "0 s"
+
+
+@pytest.mark.parametrize(
+    ("values", "shown"),
+    [
+        # By hand: the largest, 0.2, needs two places for two significant digits.
+        ([0.2, 0.001, -3.3e-15], ["0.20", "0.00", "0.00"]),
+        # 0.012 needs three; 0.0004 is below the third place.
+        ([0.012, 0.0004, -0.0004], ["0.012", "0.000", "0.000"]),
+        ([1234.5, 0.5], ["1,234.50", "0.50"]),
+        ([0.0, float("nan")], ["0", "–"]),
+    ],
+)
+def test_numbers_side_by_side_are_written_to_the_places_the_largest_needs(values, shown):
+    assert numbers_alike(values) == shown
