@@ -13,6 +13,11 @@ def test_the_what_if_leads_to_a_save_and_its_history(page, problems):
     TaskTypeFactory(name="summarize", review_threshold=4.0, approve_threshold=7.0)
     log_in(page, UserFactory(role=Role.ADMIN, username="ada"))
     page.goto("/dashboard/thresholds/?task_type=summarize")
+    # The page's own bar sends a preset without times, as every filter bar does.
+    page.get_by_role("button", name="Show").click()
+    page.wait_for_load_state()
+    assert page.locator("#filter-error").count() == 0
+    assert "since=" not in page.url and "range=7d" in page.url
 
     # Project approve = 3 (below review 4), take it into the settings, save: refused, and
     # the focus is on the field at fault, named as the page labels it.
