@@ -251,6 +251,7 @@ _IDENTIFIERS_SCHEMA = {"type": "array", "items": IDENTIFIER_SCHEMA}
             OpenApiTypes.STR,
             enum=[*PRESETS, CUSTOM],
             description=f"A preset ending now ({_CHOICES}); custom reads since and until. "
+            "A preset given with since or until is refused (400 naming range). "
             "Default: since and until if given, else 7d.",
         ),
         OpenApiParameter(

@@ -41,6 +41,8 @@ BEYOND_THE_SCHEMA: list[tuple[str, str]] = [
     # The dashboard's filter: a range that ends after it starts, and names it has seen.
     (r"until", r"until \(.*\) must be later than since \(.*\)\."),
     (r"task_type|model", r'Unknown (task type|model) ".*"\.'),
+    # A preset range or times, not both: OpenAPI's parameters cannot exclude one another.
+    (r"range", r"range=\S+ is a preset ending now, so it cannot be given with .*"),
 ]
 _RULES = [(re.compile(field), re.compile(message)) for field, message in BEYOND_THE_SCHEMA]
 

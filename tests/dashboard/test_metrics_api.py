@@ -252,3 +252,14 @@ def test_an_empty_filter_value_is_named_not_read_as_absent(lead_api, parameter):
 
     assert response.status_code == 400
     assert list(response.json()) == [parameter]
+
+
+def test_a_preset_beside_since_is_refused_naming_range(lead_api):
+    # Not one of them silently ignored: the same refusal as the pages' (dashboard.filters).
+    response = lead_api.get(
+        "/api/v1/metrics/outputs-by-decision/", {"range": "30d", "since": "2025-05-01T00:00Z"}
+    )
+
+    assert response.status_code == 400
+    (message,) = response.json()["range"]
+    assert "cannot be given with since" in message
