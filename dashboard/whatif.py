@@ -19,6 +19,12 @@ review, so this errs high; a band with no review yet adds none. Adjudications, w
 disagreeing second reviews, are left out. This is the gate out of cold start; in cold start
 it holds everything.
 
+Outputs a day by band. Each band's outputs a day are the range's (as above: the outputs
+below, between and above the candidate thresholds, over ``days``). Around each, the range a
+day's volume falls in on 95 % of days: a normal prediction interval from the spread of the
+range's whole UTC days, mean ± t(n - 1) · sd · √(1 + 1/n) over n days, clipped at 0; none
+with fewer than MIN_DAYS whole days. It is for planning: a day's volume, not the mean's.
+
 Non-approval by band. Each first review (the slot an output was held or audited in; bulk
 decisions left out) says whether a human approved the output unchanged, and stands for
 1 / its inclusion probability outputs: 1 for held outputs, 1 / the audit rate for audits.
@@ -31,13 +37,42 @@ exactly; others split the bucket they fall in by its middle.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+
+from scipy.stats import t as student_t
 
 from dashboard.estimates import wilson_interval
 
 SCORE_MAX = 10.0
 BANDS = ("below review", "warning", "auto-approve")
+# Fewer whole days than this give a spread too unsure to plan by.
+MIN_DAYS = 3
+
+
+# What happens to a band's outputs, in words.
+DELIVERY = {
+    "below review": "Held for review",
+    "warning": "Delivered as warnings",
+    "auto-approve": "Approved",
+}
+
+
+@dataclass(frozen=True)
+class BandVolume:
+    band: str
+    lower: float
+    upper: float
+    per_day: float
+    low: float | None  # None: fewer than MIN_DAYS whole days
+    high: float | None
+    days: int
+
+    @property
+    def delivery(self) -> str:
+        return DELIVERY[self.band]
 
 
 @dataclass(frozen=True)
@@ -63,6 +98,7 @@ class WhatIf:
     second_reviews_per_day: float
     reviews_per_day: float
     bands: tuple[BandRate, ...]
+    volumes: tuple[BandVolume, ...] = ()
 
 
 def outputs_below(histogram: Iterable[Mapping], score: float) -> float:
@@ -76,6 +112,42 @@ def outputs_below(histogram: Iterable[Mapping], score: float) -> float:
         elif score > lower:
             total += count * (score - lower) / (upper - lower)
     return total
+
+
+def _band_counts(histogram: Iterable[Mapping], review: float, approve: float) -> tuple:
+    """Outputs below review, between the thresholds, and from approve up."""
+    histogram = list(histogram)
+    total = sum(bucket["count"] for bucket in histogram)
+    below_review = outputs_below(histogram, review)
+    below_approve = outputs_below(histogram, approve)
+    return below_review, below_approve - below_review, total - below_approve
+
+
+def band_volumes(
+    *,
+    histogram: Iterable[Mapping],
+    daily_histograms: Sequence[Iterable[Mapping]],
+    review_threshold: float,
+    approve_threshold: float,
+    days: float,
+    confidence: float = 0.95,
+) -> tuple[BandVolume, ...]:
+    """Each band's outputs a day from the range's ``histogram`` over ``days``, with the
+    prediction interval of one day's volume from ``daily_histograms`` (one per whole day;
+    see the module's docstring)."""
+    means = [n / days for n in _band_counts(histogram, review_threshold, approve_threshold)]
+    per_day = [_band_counts(h, review_threshold, approve_threshold) for h in daily_histograms]
+    n = len(per_day)
+    edges = (0.0, review_threshold, approve_threshold, SCORE_MAX)
+    volumes = []
+    for i, band in enumerate(BANDS):
+        low = high = None
+        if n >= MIN_DAYS:
+            spread = statistics.stdev(day[i] for day in per_day)
+            half = student_t.ppf(0.5 + confidence / 2, n - 1) * spread * math.sqrt(1 + 1 / n)
+            low, high = max(0.0, means[i] - half), means[i] + half
+        volumes.append(BandVolume(band, edges[i], edges[i + 1], means[i], low, high, n))
+    return tuple(volumes)
 
 
 def band_rate(
@@ -109,6 +181,7 @@ def what_if(
     histogram: list[Mapping],
     review_cells: list[Mapping],
     days: float,
+    daily_histograms: Sequence[list[Mapping]] = (),
     audit_rate_approved: float,
     audit_rate_warning: float,
     double_review_rate: float,
@@ -142,4 +215,11 @@ def what_if(
         second_reviews_per_day=seconds,
         reviews_per_day=held + audits + seconds,
         bands=bands,
+        volumes=band_volumes(
+            histogram=histogram,
+            daily_histograms=daily_histograms,
+            review_threshold=review_threshold,
+            approve_threshold=approve_threshold,
+            days=days,
+        ),
     )

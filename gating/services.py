@@ -67,18 +67,7 @@ class _TaskContext:
 
     @cached_property
     def policy(self) -> scoring.GatePolicy:
-        t = self.task_type
-        return scoring.GatePolicy(
-            review_threshold=t.review_threshold,
-            approve_threshold=t.approve_threshold,
-            cold_start_reviews=t.cold_start_reviews,
-            cold_start_margin=t.cold_start_margin,
-            task_type_reviewed=t.reviewed_count,
-            auto_approve=t.auto_approve,
-            approve_requires=scoring.ApproveRequires(t.approve_requires),
-            approve_guarantee=scoring.Guarantee(t.approve_guarantee),
-            estimated_approve=t.estimated_approve_threshold,
-        )
+        return self.task_type.gate_policy
 
     @cached_property
     def scorer(self) -> scorers.Scorer:

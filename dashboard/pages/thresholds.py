@@ -6,7 +6,8 @@ cycle now."""
 from __future__ import annotations
 
 import math
-from datetime import UTC
+from collections import defaultdict
+from datetime import UTC, time, timedelta
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
@@ -32,6 +33,7 @@ from gating.forms import WEIGHT_PREFIX, GateSettingsForm
 from gating.gate_settings import BY_NAME, in_words
 from gating.models import ReviewItem, TaskType, Validator
 from gating.roles import RUN_CYCLES, WATCH_LEARNING, page_for, refusal
+from gating.scoring import approval_line
 from gating.services import (
     EditSource,
     gate_settings_change,
@@ -77,6 +79,10 @@ def _show(request, f: DashboardFilter, task_type: TaskType, known: dict, **extra
     context["candidate_error"] = candidate_error
     context["candidates"] = candidates
     context["what_if"] = _what_if(f, task_type, *candidates) if not candidate_error else None
+    # The lowest score approved at the candidate threshold: none while approvals wait for
+    # a guarantee, the estimated line where that is higher.
+    line = approval_line(task_type.gate_policy, candidates[1])
+    context["approvals_from"] = None if math.isinf(line) else line
     # htmx swaps in only successful responses: the panel asked for as the admin types shows
     # its refusal with a 200, and a plain request gets the 400 of a bad parameter.
     refused = extra.get("problems") or (candidate_error and not request.htmx)
@@ -245,6 +251,7 @@ def _what_if(f: DashboardFilter, task_type: TaskType, review: float, approve: fl
     histogram = selectors.score_histogram(**window)
     days = (f.until - f.since).total_seconds() / 86400
     return whatif.what_if(
+        daily_histograms=_whole_day_histograms(f, window),
         review_threshold=review,
         approve_threshold=approve,
         histogram=histogram,
@@ -254,6 +261,18 @@ def _what_if(f: DashboardFilter, task_type: TaskType, review: float, approve: fl
         audit_rate_warning=task_type.audit_rate_warning,
         double_review_rate=task_type.double_review_rate,
     )
+
+
+def _whole_day_histograms(f: DashboardFilter, window: dict) -> list[list[dict]]:
+    """The outputs per score bucket of each whole UTC day in the range (a day with none is
+    an empty histogram): the ends a preset cuts mid-day would read as quiet days."""
+    since, until = f.since.astimezone(UTC), f.until.astimezone(UTC)
+    first = since.date() if since.time() == time(0) else since.date() + timedelta(days=1)
+    days = [first + timedelta(days=k) for k in range((until.date() - first).days)]
+    by_day = defaultdict(list)
+    for row in selectors.score_heatmap(**window):
+        by_day[row["day"]].append(row)
+    return [by_day[day] for day in days]
 
 
 def review_cells(f: DashboardFilter, task_type: TaskType) -> list[dict]:

@@ -4,7 +4,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from gating import scorers
-from gating.scoring import ApproveRequires, Decision, Guarantee
+from gating.scoring import ApproveRequires, Decision, GatePolicy, Guarantee
 
 # Validators whose failure on an output that requires fact checking triggers the
 # hallucination penalty, unless an admin says otherwise for a task type.
@@ -98,6 +98,21 @@ class TaskType(models.Model):
     @property
     def in_cold_start(self) -> bool:
         return self.reviewed_count < self.cold_start_reviews
+
+    @property
+    def gate_policy(self) -> GatePolicy:
+        """The gate's settings of this task type as the gate reads them."""
+        return GatePolicy(
+            review_threshold=self.review_threshold,
+            approve_threshold=self.approve_threshold,
+            cold_start_reviews=self.cold_start_reviews,
+            cold_start_margin=self.cold_start_margin,
+            task_type_reviewed=self.reviewed_count,
+            auto_approve=self.auto_approve,
+            approve_requires=ApproveRequires(self.approve_requires),
+            approve_guarantee=Guarantee(self.approve_guarantee),
+            estimated_approve=self.estimated_approve_threshold,
+        )
 
 
 # A validator's weight counts only against the others' (a share of the validators' 8

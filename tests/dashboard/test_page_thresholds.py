@@ -266,6 +266,46 @@ def test_what_if_against_a_hand_computation():
     _assert_hand_computed(result, days=2.0)
 
 
+def test_band_volumes_against_a_hand_computation():
+    # Three whole days: held 10, 20, 30; warnings 5 each; approved 40, 50, 60. Review
+    # below 4, approve from 7, on bucket edges. Over the 3 days, held is 20 a day with a
+    # sample sd of 10; t(0.975, 2) = 4.303 (any t table), so a day's volume lies within
+    # 20 ± 4.303 * 10 * sqrt(1 + 1/3) = 20 ± 49.68, clipped at 0. Warnings never vary.
+    def day(held, warned, approved):
+        return [
+            {"lower": 3.5, "upper": 4.0, "count": held},
+            {"lower": 5.0, "upper": 5.5, "count": warned},
+            {"lower": 7.0, "upper": 7.5, "count": approved},
+        ]
+
+    days = [day(10, 5, 40), day(20, 5, 50), day(30, 5, 60)]
+    whole = [
+        bucket | {"count": sum(d[i]["count"] for d in days)} for i, bucket in enumerate(days[0])
+    ]
+    held, warned, approved = whatif.band_volumes(
+        histogram=whole, daily_histograms=days, review_threshold=4.0, approve_threshold=7.0, days=3
+    )
+    assert [v.delivery for v in (held, warned, approved)] == [
+        "Held for review",
+        "Delivered as warnings",
+        "Approved",
+    ]
+    assert (held.per_day, held.low, held.high) == pytest.approx((20, 0, 69.683), abs=1e-3)
+    assert (warned.per_day, warned.low, warned.high) == pytest.approx((5, 5, 5))
+    assert (approved.per_day, approved.low, approved.high) == pytest.approx(
+        (50, 0.317, 99.683), abs=1e-3
+    )
+    # With two whole days the spread is too unsure to plan by.
+    (two,) = whatif.band_volumes(
+        histogram=whole,
+        daily_histograms=days[:2],
+        review_threshold=4.0,
+        approve_threshold=7.0,
+        days=3,
+    )[:1]
+    assert (two.low, two.high, two.days) == (None, None, 2)
+
+
 def test_a_band_rate_is_the_overviews_weighted_rate():
     # The same cells, as dashboard.estimates.weighted_rate takes them.
     cells = _cells()
