@@ -5,6 +5,7 @@ seven before (learning.statistics.drift on the raw scores)."""
 from collections import Counter, defaultdict
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from django.test import Client
 from django.utils import timezone
@@ -164,7 +165,11 @@ def test_the_psi_is_each_day_against_the_seven_before(history):
             for s in values
         ]
         if min(len(baseline), len(scores[model, day])) >= 30:
-            expected[model, day] = drift.psi(baseline, scores[model, day])
+            bins = drift.SCORE_BINS
+            expected[model, day] = drift.corrected_psi(
+                np.histogram(np.clip(baseline, 0, 10), bins=bins)[0],
+                np.histogram(np.clip(scores[model, day], 0, 10), bins=bins)[0],
+            )
     assert {(r["model"], r["at"]): r["psi"] for r in rows} == {
         key: pytest.approx(value) for key, value in expected.items()
     }

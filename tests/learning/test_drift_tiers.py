@@ -4,6 +4,7 @@ values worked out by hand in the comments."""
 import math
 from decimal import Decimal
 
+import numpy as np
 import pytest
 
 from learning.statistics import drift, tiers
@@ -132,3 +133,36 @@ def test_a_fast_tier_mean_at_the_floor_stays_fast():
         "Fast-tier outputs averaged 4.50 over the last day (floor 4.5): fast stays.",
     )
     assert tiers.recommended_tier(9.0)[0] == "fast"
+
+
+def test_corrected_psi_by_hand():
+    # Half a count added to each bin: shares 50.5, 30.5, 20.5 and 30.5, 30.5, 40.5 over
+    # 101.5; less (3 - 1) * (1/100 + 1/100) = 0.04.
+    e = [50.5 / 101.5, 30.5 / 101.5, 20.5 / 101.5]
+    a = [30.5 / 101.5, 30.5 / 101.5, 40.5 / 101.5]
+    by_hand = sum((x - y) * math.log(x / y) for x, y in zip(a, e, strict=True)) - 0.04
+    assert drift.corrected_psi([50, 30, 20], [30, 30, 40]) == pytest.approx(by_hand, rel=1e-12)
+    # A bin neither side has outputs in counts for nothing: the same as without it.
+    assert drift.corrected_psi([50, 0, 30, 20], [30, 0, 30, 40]) == pytest.approx(by_hand)
+    assert drift.corrected_psi([1, 1], [1, 1]) == 0.0  # less than chance: 0, not below
+    assert drift.corrected_psi([], [1]) is None
+
+
+def test_the_correction_is_what_two_samples_of_one_distribution_show():
+    # 4,000 pairs of days drawn from one distribution, 50 outputs against 350, ten bins:
+    # the PSI averages about (k - 1) * (1/50 + 1/350) = 0.206 for k = 10 (first order), so
+    # the corrected PSI sits near 0 where nothing moved, where the PSI as written sits near
+    # the 0.25 alert limit.
+    rng = np.random.default_rng(7)
+    shares = rng.dirichlet(np.ones(10) * 20)  # no bin so small that both sides miss it
+    smoothed, chance, as_written = [], [], []
+    for _ in range(4000):
+        day, week = rng.multinomial(50, shares), rng.multinomial(350, shares)
+        smoothed.append(drift.smoothed_psi(week, day))
+        chance.append(drift.sampling_psi(week, day))
+        as_written.append(drift.psi_from_counts(week, day))
+    # The half counts pull the shares together a little, so the correction takes out up
+    # to a sixth more than chance shows: it errs toward silence by about 0.02 here.
+    assert 0.85 * np.mean(chance) < np.mean(smoothed) <= np.mean(chance)
+    assert np.mean(chance) == pytest.approx(9 * (1 / 50 + 1 / 350), rel=0.05)
+    assert np.mean(as_written) > 0.15
