@@ -21,12 +21,12 @@ from dashboard import selectors, whatif
 from dashboard.filters import (
     DashboardFilter,
     FilterInvalid,
-    filter_parse,
     filter_query,
     parameter_text,
 )
 from dashboard.metrics import metric_rows
 from dashboard.models import REVIEW_BUCKET_WIDTH, ReviewRollup
+from dashboard.pages.monitoring import filter_bar
 from gating import scorers
 from gating.exceptions import TaskTypeInvalid
 from gating.forms import WEIGHT_PREFIX, GateSettingsForm
@@ -51,13 +51,15 @@ from learning.services import cycle_queue
 def thresholds(request):
     if request.method == "POST" and not request.user.has_perm("gating.change_tasktype"):
         raise PermissionDenied(f"Saving thresholds: {refusal('gating.change_tasktype')}")
-    known = selectors.filter_choices()
-    names = known["task_types"]
+    bar = filter_bar(request.GET)
+    dashboard_filter = bar["dashboard_filter"]
+    known = {"task_types": bar["task_type_names"], "models": bar["model_names"]}
     try:
-        dashboard_filter = filter_parse(request.GET, **known)
-        task_type = _one_task_type(dashboard_filter, names)
+        if bar["filter_error"]:
+            raise bar["filter_error"]
+        task_type = _one_task_type(dashboard_filter, known["task_types"])
     except FilterInvalid as exc:
-        context = _context(filter_parse({}, **known), None, known, filter_error=exc)
+        context = _context(dashboard_filter, None, known, filter_error=exc)
         return render(request, "dashboard/thresholds.html", context, status=400)
     if task_type is None:
         return render(request, "dashboard/thresholds.html", _context(dashboard_filter, None, known))
