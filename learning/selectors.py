@@ -426,6 +426,7 @@ def _approve_reading(which: str, latest: ThresholdChange) -> dict:
             before=before.evidence if before else None,
             days_between=(latest.at - before.at) / timedelta(days=1) if before else 0.0,
             audits_per_day=reviewed / AUDIT_PACE_SPAN.days,
+            certified=latest.state == ThresholdChange.State.CERTIFIED,
         ),
         "audits_drawn_per_day": audits_drawn(latest.task_type_id, until=latest.at)
         / AUDIT_PACE_SPAN.days,

@@ -35,6 +35,9 @@ from enum import StrEnum
 
 class Pace(StrEnum):
     READY = "ready"  # the data is there: the bound passes at today's estimates
+    # The data is there at today's estimates, yet the run's bound, widened for the label
+    # model's uncertainty, did not pass: more data of the same kind is not what it waits on.
+    WIDENED = "widened"
     ON_PACE = "on_pace"  # ``days`` to the need at today's pace
     OVER_BUDGET = "over_budget"  # an estimate is over its budget: no amount of such data passes
     TOO_SLOW = "too_slow"  # no gain between the two runs: today's pace does not get there
@@ -56,6 +59,11 @@ class Forecast:
         """The forecast in a few words, for the pages and the alerts alike."""
         if self.pace is Pace.READY:
             return "data enough now"
+        if self.pace is Pace.WIDENED:
+            return (
+                "data enough at today's estimates, but the bound, widened for the "
+                "uncertainty of the reviewers' labels, does not pass yet"
+            )
         if self.pace is Pace.OVER_BUDGET:
             return "not until the estimates are within budget"
         if self.pace is Pace.TOO_SLOW:
@@ -75,10 +83,13 @@ def certification_forecast(
     have_before: float | None,
     days_between: float,
     audits_per_day: float,
+    certified: bool = False,
 ) -> Forecast:
     """From the effective outputs now (``have``) and ``days_between`` days earlier
     (``have_before``; None if there was no run then), the need (infinite: no amount of data
-    like today's passes), and the audits reviewed a day lately."""
+    like today's passes), the audits reviewed a day lately, and whether the run certified:
+    with the need met at today's estimates and no certification, the widening of the bound
+    is what holds it back (Pace.WIDENED), not the data."""
     for name, value in (("have", have), ("audits_per_day", audits_per_day)):
         if not (math.isfinite(value) and value >= 0):
             raise ValueError(f"{name} must be a finite number at least 0, not {value!r}")
@@ -87,7 +98,7 @@ def certification_forecast(
     if math.isinf(need):
         return Forecast(Pace.OVER_BUDGET)
     if have >= need:
-        return Forecast(Pace.READY, days=0.0)
+        return Forecast(Pace.READY if certified else Pace.WIDENED, days=0.0)
     if have_before is None or not days_between > 0:
         return Forecast(Pace.UNKNOWN)
     gain = (have - have_before) / days_between
@@ -145,9 +156,11 @@ def forecast_of(
     before: Mapping | None,
     days_between: float,
     audits_per_day: float,
+    certified: bool = False,
 ) -> Forecast:
     """The forecast of a run's evidence against an earlier run's (``before``, None with
-    none), both read at this run's ``reading_toward`` tenth."""
+    none), both read at this run's ``reading_toward`` tenth; ``certified``: the run
+    certified its approve threshold."""
     reading, need = reading_toward(evidence), need_toward(evidence)
     if reading is None or need is None:
         return Forecast(Pace.UNKNOWN)
@@ -159,4 +172,5 @@ def forecast_of(
         have_before=None if earlier is None or earlier[0] != tenth else earlier[1],
         days_between=days_between,
         audits_per_day=audits_per_day,
+        certified=certified,
     )

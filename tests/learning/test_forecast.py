@@ -31,7 +31,13 @@ def test_a_straight_line_through_two_runs():
 
 def test_ready_unknown_and_too_slow():
     assert forecast(have=736.0) == forecast(have=900.0, have_before=None)
-    assert forecast(have=736.0).pace is Pace.READY and forecast(have=736.0).days == 0.0
+    ready = forecast(have=736.0, certified=True)
+    assert ready.pace is Pace.READY and ready.days == 0.0
+    # The need met at today's estimates and yet not certified: the bound's widening for
+    # the label model holds it, and the words do not say the data is all it needs.
+    held = forecast(have=900.0)
+    assert held.pace is Pace.WIDENED and "data enough now" not in held.words
+    assert "widened" in held.words
     assert forecast(have_before=None).pace is Pace.UNKNOWN
     assert forecast(days_between=0.0).pace is Pace.UNKNOWN
     # The window sheds as much as it gains (it is full), or more.
@@ -43,7 +49,7 @@ def test_ready_unknown_and_too_slow():
 def test_the_forecast_in_words():
     assert forecast().words == "about 9 days at today's pace; 60 audits a day would halve it"
     assert forecast(audits_per_day=0.0).words == "about 9 days at today's pace"
-    assert forecast(have=736.0).words == "data enough now"
+    assert forecast(have=736.0, certified=True).words == "data enough now"
     assert forecast(have_before=None).words == "after a day of runs"
     assert forecast(have_before=200.0).words == "not at today's pace: more audits needed"
 
@@ -103,8 +109,11 @@ def test_the_pace_is_read_at_the_latest_runs_tenth_in_both_runs():
     )
     # The need met at the tenth: ready, whatever came before.
     ready = {**now, "effective_n_at": {"9.5": 736.0}}
+    assert forecast_of(
+        ready, before=None, days_between=0.0, audits_per_day=0.0, certified=True
+    ).pace is (Pace.READY)
     assert forecast_of(ready, before=None, days_between=0.0, audits_per_day=0.0).pace is (
-        Pace.READY
+        Pace.WIDENED
     )
 
 
