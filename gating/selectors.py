@@ -1,5 +1,6 @@
 """Reads of the gate's data."""
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from django.contrib.auth.models import AbstractUser
@@ -22,6 +23,78 @@ def outputs_visible_to(user: AbstractUser) -> QuerySet[Output]:
     if sees_every_gateway(user):
         return outputs
     return outputs.filter(source=user)
+
+
+def outputs_matching(
+    outputs: QuerySet[Output],
+    *,
+    task_types: Sequence[str] = (),
+    models: Sequence[str] = (),
+    decision: str = "",
+    status: str = "",
+    created_after: datetime | None = None,
+    created_before: datetime | None = None,
+    external_id: str = "",
+    external_id_prefix: bool = False,
+    text: str = "",
+    score_min: float | None = None,
+    score_max: float | None = None,
+    before_id: int | None = None,
+) -> QuerySet[Output]:
+    """The outputs query, for the outputs API (gating.api.filters.OutputFilter) and the
+    outputs page (dashboard.pages.outputs) alike, so that a parameter means one thing in
+    both. Empty names and strings and None mean any. Created in [created_after,
+    created_before); scores from score_min (included) to below score_max, as the queue's
+    filters; ``before_id`` is a keyset cursor (ids below it). Unordered: each caller
+    orders for its own paging."""
+    found = outputs
+    if created_after is not None:
+        found = found.filter(created_at__gte=created_after)
+    if created_before is not None:
+        found = found.filter(created_at__lt=created_before)
+    if task_types:
+        found = found.filter(task_type__name__in=task_types)
+    if models:
+        found = found.filter(model__in=models)
+    if external_id:
+        lookup = "external_id__startswith" if external_id_prefix else "external_id"
+        found = found.filter(**{lookup: external_id})
+    if text:
+        found = found.filter(output_text__icontains=text)
+    if decision:
+        found = found.filter(decision=decision)
+    if status:
+        found = found.filter(status=status)
+    if score_min is not None:
+        found = found.filter(score__gte=score_min)
+    if score_max is not None:
+        found = found.filter(score__lt=score_max)
+    if before_id is not None:
+        found = found.filter(pk__lt=before_id)
+    return found
+
+
+def score_band_problem(score_min: float | None, score_max: float | None) -> str | None:
+    """Why score_min and score_max cannot be taken together, or None. Every score filter
+    (the queue's, the outputs page's) reads them as from score_min up to below score_max,
+    so a score_max at or below score_min matches nothing: said, not answered empty."""
+    if score_min is None or score_max is None or score_max > score_min:
+        return None
+    return (
+        f"score_max ({score_max:g}) must be above score_min ({score_min:g}): scores are "
+        "taken from score_min up to below score_max."
+    )
+
+
+def queue_models() -> list[str]:
+    """The models of the open queue's items, for the queue pages' chooser."""
+    names = queue_open_items().order_by("model").values_list("model", flat=True).distinct()
+    return list(names)
+
+
+def task_type_names() -> list[str]:
+    """Every task type's name, for the queue pages' chooser (reviewers see them all)."""
+    return list(TaskType.objects.order_by("name").values_list("name", flat=True))
 
 
 def task_types_visible_to(user: AbstractUser) -> QuerySet[TaskType]:

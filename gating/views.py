@@ -8,17 +8,16 @@ Everything from an output, its input, metadata or evidence is untrusted text: te
 show it through autoescaping only, never ``|safe``.
 """
 
-from urllib.parse import urlencode
-
 from django.conf import settings
 from django.contrib import messages
+from django.http import QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from gating import diffs, reviews, selectors
-from gating.api.filters import ReviewItemFilter, queue_filterset
+from gating.api.filters import ReviewItemFilter, queue_filter_data, queue_filterset
 from gating.api.serializers import BulkDecisionSerializer
 from gating.exceptions import DecisionInvalid
 from gating.formatting import pretty_json
@@ -30,17 +29,34 @@ QUEUE_PAGE_ROWS = 100
 _BULK_DONE = {Review.Action.APPROVE: "Approved", Review.Action.REJECT: "Rejected"}
 
 
-def _filter_params(data) -> dict[str, str]:
-    """The queue filters present in ``data``: what the pages carry from step to step."""
-    return {name: data[name] for name in ReviewItemFilter.base_filters if data.get(name)}
+def _filter_params(data) -> QueryDict:
+    """The queue filters present in ``data``: what the pages carry from step to step. A
+    form's empty fields mean any, so they are left out."""
+    filters = QueryDict(mutable=True)
+    for name, values in queue_filter_data(data).lists():
+        if given := [value for value in values if value]:
+            filters.setlist(name, given)
+    return filters
 
 
 def _queue_filter(data) -> ReviewItemFilter:
     return queue_filterset(_filter_params(data))
 
 
-def _with_filters(url: str, filters: dict[str, str]) -> str:
-    return f"{url}?{urlencode(filters)}" if filters else url
+def _with_filters(url: str, filters: QueryDict) -> str:
+    return f"{url}?{filters.urlencode()}" if filters else url
+
+
+def _filter_choices(filters: QueryDict) -> dict:
+    """What the filter fields' choosers offer and show chosen (templates/_choose_many.html):
+    every task type, and the open queue's models with any chosen beside them."""
+    chosen_models = filters.getlist("model")
+    return {
+        "task_type_names": selectors.task_type_names(),
+        "model_names": sorted({*selectors.queue_models(), *chosen_models}),
+        "chosen_task_types": filters.getlist("task_type"),
+        "chosen_models": chosen_models,
+    }
 
 
 def _interval_bar(output) -> dict | None:
@@ -65,7 +81,7 @@ def _interval_bar(output) -> dict | None:
 @page_for("gating.review_items")
 @require_GET
 def queue_page(request):
-    return _queue_response(request, "gating/queue.html")
+    return _queue_response(request, "gating/queue.html", with_choosers=True)
 
 
 @page_for("gating.review_items")
@@ -75,17 +91,20 @@ def queue_table(request):
     return _queue_response(request, "gating/_queue_table.html")
 
 
-def _queue_response(request, template: str):
+def _queue_response(request, template: str, *, with_choosers: bool = False):
     filterset = _queue_filter(request.GET)
     filters = _filter_params(request.GET)
     now = timezone.now()
     context = {
         "filter_form": filterset.form,
         "filters": filters,
-        "filter_query": urlencode(filters),
+        "filter_query": filters.urlencode(),
         "now": now,
         "row_limit": QUEUE_PAGE_ROWS,
     }
+    if with_choosers:
+        # The table the page polls has no filter fields: it skips their queries.
+        context |= _filter_choices(filters)
     if not filterset.is_valid():
         return render(request, template, context, status=400)
     items, waiting_for_a_lead = selectors.queue_listing(filterset.qs, viewer=request.user)
@@ -194,9 +213,11 @@ def queue_bulk(request):
     decision = BulkDecisionSerializer(
         data={"action": data.get("action", ""), "reason": data.get("reason", "")}
     )
+    filters = _filter_params(data)
     context = {
         "filter_form": filterset.form,
-        "filters": _filter_params(data),
+        "filters": filters,
+        **_filter_choices(filters),
         "actions": [Review.Action.APPROVE, Review.Action.REJECT],
         "action": data.get("action", ""),
         "reason": data.get("reason", ""),

@@ -26,7 +26,7 @@ from gating.formatting import pretty_json
 from gating.models import AuditEvent, Output, Review, ReviewItem, WebhookDelivery
 from gating.roles import page_for
 from gating.scoring import Decision
-from gating.selectors import outputs_visible_to
+from gating.selectors import outputs_matching, outputs_visible_to, score_band_problem
 
 PAGE_SIZE = 50
 _TEXT_MAX = 200
@@ -78,8 +78,8 @@ def search_parse(query) -> OutputSearch:
     if status and status not in Output.Status.values:
         raise FilterInvalid("status", f"Use one of {', '.join(Output.Status.values)}.")
     score_min, score_max = _score(query, "score_min"), _score(query, "score_max")
-    if score_min is not None and score_max is not None and score_max < score_min:
-        raise FilterInvalid("score_max", f"Must be at least score_min ({score_min:g}).")
+    if problem := score_band_problem(score_min, score_max):
+        raise FilterInvalid("score_max", problem)
     return OutputSearch(
         external_id=external_id,
         id_match=id_match,
@@ -120,27 +120,21 @@ def outputs_search(
     instead.
     """
     f = dashboard_filter
-    found = outputs.filter(created_at__gte=f.since, created_at__lt=f.until)
-    if f.task_types:
-        found = found.filter(task_type__name__in=f.task_types)
-    if f.models:
-        found = found.filter(model__in=f.models)
-    if search.external_id:
-        lookup = "external_id" if search.id_match == "exact" else "external_id__startswith"
-        found = found.filter(**{lookup: search.external_id})
-    if search.text:
-        found = found.filter(output_text__icontains=search.text)
-    if search.decision:
-        found = found.filter(decision=search.decision)
-    if search.status:
-        found = found.filter(status=search.status)
-    if search.score_min is not None:
-        found = found.filter(score__gte=search.score_min)
-    if search.score_max is not None:
-        # Below, as the queue API's score_max (gating.api.filters): one meaning for one name.
-        found = found.filter(score__lt=search.score_max)
-    if search.before is not None:
-        found = found.filter(pk__lt=search.before)
+    found = outputs_matching(
+        outputs,
+        created_after=f.since,
+        created_before=f.until,
+        task_types=f.task_types,
+        models=f.models,
+        external_id=search.external_id,
+        external_id_prefix=search.id_match == "prefix",
+        text=search.text,
+        decision=search.decision,
+        status=search.status,
+        score_min=search.score_min,
+        score_max=search.score_max,
+        before_id=search.before,
+    )
     return found.order_by("-id")
 
 

@@ -20,9 +20,10 @@ from rest_framework.response import Response
 
 from gating import reviews, selectors
 from gating.api.filters import (
-    IDENTIFIER_SCHEMA,
+    NAMES_SCHEMA,
     SCORE_SCHEMA,
     ReviewItemFilter,
+    queue_filter_data,
     queue_filterset,
 )
 from gating.api.pagination import QueueCursorPagination
@@ -44,8 +45,15 @@ from gating.scorers.interval import WIDE_INTERVAL
 
 _CAN_REVIEW = [IsAuthenticated, require_perm("gating.review_items")]
 _FILTER_PARAMS = [
-    OpenApiParameter("task_type", IDENTIFIER_SCHEMA, description="Task type name"),
-    OpenApiParameter("model", IDENTIFIER_SCHEMA),
+    OpenApiParameter(
+        "task_type",
+        NAMES_SCHEMA,
+        explode=True,
+        description="Task type names, repeated: any of them",
+    ),
+    OpenApiParameter(
+        "model", NAMES_SCHEMA, explode=True, description="Models, repeated: any of them"
+    ),
     OpenApiParameter("score_min", SCORE_SCHEMA, description="Score at least this"),
     OpenApiParameter("score_max", SCORE_SCHEMA, description="Score below this"),
     OpenApiParameter("kind", str, enum=ReviewItem.Kind.values),
@@ -79,7 +87,7 @@ def _items_filtered_by(request, body) -> QuerySet[ReviewItem]:
     body, where the pages' forms post them. Both apply: a filter given in each narrows to
     what meets both, and neither is overridden unchecked."""
     items = _filtered_items(request.query_params)
-    sent = {k: v for k, v in body.initial_data.items() if k in ReviewItemFilter.base_filters}
+    sent = queue_filter_data(body.initial_data)
     return _filtered_items(sent, items) if sent else items
 
 

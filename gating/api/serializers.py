@@ -1,10 +1,13 @@
+from django.http import QueryDict
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 from gating import gate_settings, services
-from gating.api.filters import IDENTIFIER_SCHEMA, SCORE_FILTER_MAX
-from gating.api.strict import StrictModelSerializer, StrictSerializer
+from gating.api.filters import IDENTIFIER_SCHEMA, NAMES_SCHEMA, SCORE_FILTER_MAX
+from gating.api.strict import EMPTY_VALUE, StrictModelSerializer, StrictSerializer
 from gating.models import Review, ReviewItem, TaskType
+from gating.selectors import score_band_problem
 from gating.submissions import identifier_problem
 
 
@@ -41,18 +44,47 @@ class IdentifierInput(serializers.CharField):
         return value
 
 
+@extend_schema_field({"oneOf": [IDENTIFIER_SCHEMA, NAMES_SCHEMA]})
+class NamesInput(serializers.Field):
+    """One name, or a list of names (none: all), as a body gives the queue's task_type and
+    model: a single name as clients sent it before lists, or several, as the query string
+    repeats them. A form body repeats the field, as a query string does."""
+
+    json_type = ((str, list), "Must be a JSON string or a list of strings.")
+
+    def get_value(self, dictionary):
+        if isinstance(dictionary, QueryDict):
+            return dictionary.getlist(self.field_name) if self.field_name in dictionary else empty
+        return super().get_value(dictionary)
+
+    def to_internal_value(self, data) -> list[str]:
+        names = [data] if isinstance(data, str) else data
+        if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+            raise serializers.ValidationError(self.json_type[1])
+        if not names:
+            # As an empty query value (gating.api.strict): most often an unset variable, and
+            # read as all it would widen a bulk decision to every held output.
+            raise serializers.ValidationError(EMPTY_VALUE)
+        return [IdentifierInput().run_validation(name) for name in names]
+
+
 class QueueFilters(StrictSerializer):
     """The queue's filters, which may come in the body as well as in the query string."""
 
     # Typed here as the query string's are (gating.api.filters), for the strict body and
     # its schema; ReviewItemFilter then reads them as it reads the query string.
 
-    task_type = IdentifierInput(required=False)
-    model = IdentifierInput(required=False)
+    task_type = NamesInput(required=False)
+    model = NamesInput(required=False)
     score_min = serializers.FloatField(required=False, max_value=SCORE_FILTER_MAX)
     score_max = serializers.FloatField(required=False, max_value=SCORE_FILTER_MAX)
     kind = serializers.ChoiceField(choices=ReviewItem.Kind.values, required=False)
     uncertain = serializers.ChoiceField(choices=["true", "false"], required=False)
+
+    def validate(self, attrs):
+        if problem := score_band_problem(attrs.get("score_min"), attrs.get("score_max")):
+            raise serializers.ValidationError({"score_max": [problem]})
+        return attrs
 
 
 class BulkDecisionSerializer(QueueFilters):

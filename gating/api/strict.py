@@ -44,6 +44,10 @@ def _json_type_error(field: serializers.Field, value) -> str | None:
     if value is None:
         # DRF answers null itself, by the field's allow_null.
         return None
+    # A field of Gatehouse's own may state its JSON types: (types, message).
+    if (own := getattr(field, "json_type", None)) is not None:
+        types, message = own
+        return None if isinstance(value, types) else message
     for kind, types, message in _JSON_TYPES:
         if isinstance(field, kind):
             if isinstance(value, bool) and bool not in types:

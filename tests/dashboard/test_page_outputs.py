@@ -108,6 +108,8 @@ def test_pages_follow_by_id(user_in, outputs, monkeypatch):
     [
         ("score_min=eleven", "score_min"),
         ("score_min=5&score_max=4", "score_max"),
+        # score_max is below: equal to score_min, the band holds nothing.
+        ("score_min=5&score_max=5", "score_max"),
         ("decision=maybe", "decision"),
         ("id_match=fuzzy", "id_match"),
         ("before=x", "before"),

@@ -192,7 +192,8 @@ def test_a_bad_filter_is_named_and_lists_nothing(hold):
 
     page = response.content.decode()
     assert response.status_code == 400
-    assert '<span class="error" id="id_task_type_error">Select a valid choice.' in page
+    unknown = "Unknown task type &quot;no-such-type&quot;."
+    assert f'<span class="error" id="filter-task-type_error">{unknown}' in page
     assert '<span class="error" id="id_score_min_error">Enter a number.</span>' in page
     assert "no items are listed" in page
 
