@@ -219,6 +219,18 @@ def score_histogram(
     ]
 
 
+def first_output_hour(
+    *,
+    since: datetime,
+    until: datetime,
+    task_types: Sequence[str] = (),
+    models: Sequence[str] = (),
+) -> datetime | None:
+    """The hour of the first output in the range (None: no output), from the rollups."""
+    rows = _filtered(OutputRollup, since=since, until=until, task_types=task_types, models=models)
+    return rows.aggregate(first=Min("hour"))["first"]
+
+
 def score_heatmap(
     *,
     since: datetime,

@@ -41,6 +41,7 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from scipy.stats import t as student_t
 
@@ -99,6 +100,7 @@ class WhatIf:
     reviews_per_day: float
     bands: tuple[BandRate, ...]
     volumes: tuple[BandVolume, ...] = ()
+    since: datetime | None = None  # where the history read begins
 
 
 def outputs_below(histogram: Iterable[Mapping], score: float) -> float:
@@ -134,7 +136,10 @@ def band_volumes(
 ) -> tuple[BandVolume, ...]:
     """Each band's outputs a day from the range's ``histogram`` over ``days``, with the
     prediction interval of one day's volume from ``daily_histograms`` (one per whole day;
-    see the module's docstring)."""
+    see the module's docstring). ``approve_threshold`` is where approvals start: the
+    approval line in force (infinite where nothing is approved: every band up to 10 is
+    then delivered as a warning)."""
+    approve_threshold = min(approve_threshold, SCORE_MAX)
     means = [n / days for n in _band_counts(histogram, review_threshold, approve_threshold)]
     per_day = [_band_counts(h, review_threshold, approve_threshold) for h in daily_histograms]
     n = len(per_day)
@@ -182,6 +187,8 @@ def what_if(
     review_cells: list[Mapping],
     days: float,
     daily_histograms: Sequence[list[Mapping]] = (),
+    approvals_from: float | None = None,
+    since: datetime | None = None,
     audit_rate_approved: float,
     audit_rate_warning: float,
     double_review_rate: float,
@@ -219,7 +226,8 @@ def what_if(
             histogram=histogram,
             daily_histograms=daily_histograms,
             review_threshold=review_threshold,
-            approve_threshold=approve_threshold,
+            approve_threshold=approve_threshold if approvals_from is None else approvals_from,
             days=days,
         ),
+        since=since,
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from datetime import UTC, time, timedelta
+from datetime import UTC, datetime, time, timedelta
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
@@ -80,11 +80,15 @@ def _show(request, f: DashboardFilter, task_type: TaskType, known: dict, **extra
     context = _context(f, task_type, known, **extra)
     context["candidate_error"] = candidate_error
     context["candidates"] = candidates
-    context["what_if"] = _what_if(f, task_type, *candidates) if not candidate_error else None
     # The lowest score approved at the candidate threshold: none while approvals wait for
-    # a guarantee, the estimated line where that is higher.
-    line = approval_line(task_type.gate_policy, candidates[1])
+    # a guarantee or auto-approve is off, the estimated line where that is higher.
+    line = (
+        approval_line(task_type.gate_policy, candidates[1]) if task_type.auto_approve else math.inf
+    )
     context["approvals_from"] = None if math.isinf(line) else line
+    context["what_if"] = (
+        _what_if(f, task_type, *candidates, approvals_from=line) if not candidate_error else None
+    )
     # htmx swaps in only successful responses: the panel asked for as the admin types shows
     # its refusal with a 200, and a plain request gets the 400 of a bad parameter.
     refused = extra.get("problems") or (candidate_error and not request.htmx)
@@ -243,32 +247,35 @@ def _candidates(query, task_type: TaskType) -> tuple[tuple[float, float], str]:
     return (review, approve), ""
 
 
-def _what_if(f: DashboardFilter, task_type: TaskType, review: float, approve: float):
-    window = {
-        "since": f.since,
-        "until": f.until,
-        "task_types": [task_type.name],
-        "models": f.models,
-    }
-    histogram = selectors.score_histogram(**window)
-    days = (f.until - f.since).total_seconds() / 86400
+def _what_if(
+    f: DashboardFilter, task_type: TaskType, review: float, approve: float, approvals_from: float
+):
+    """The what-if over the range from its first output of the task type on, or its last
+    day at least: a range that reaches back before the task type had traffic would read
+    those days as quiet ones, and an hour's traffic is too little to say a day's."""
+    window = {"until": f.until, "task_types": [task_type.name], "models": f.models}
+    first = selectors.first_output_hour(since=f.since, **window)
+    since = f.since if first is None else max(f.since, min(first, f.until - timedelta(days=1)))
+    window["since"] = since
     return whatif.what_if(
-        daily_histograms=_whole_day_histograms(f, window),
+        daily_histograms=_whole_day_histograms(since, f.until, window),
         review_threshold=review,
         approve_threshold=approve,
-        histogram=histogram,
+        approvals_from=approvals_from,
+        histogram=selectors.score_histogram(**window),
         review_cells=review_cells(f, task_type),
-        days=days,
+        days=(f.until - since).total_seconds() / 86400,
+        since=since,
         audit_rate_approved=task_type.audit_rate_approved,
         audit_rate_warning=task_type.audit_rate_warning,
         double_review_rate=task_type.double_review_rate,
     )
 
 
-def _whole_day_histograms(f: DashboardFilter, window: dict) -> list[list[dict]]:
-    """The outputs per score bucket of each whole UTC day in the range (a day with none is
-    an empty histogram): the ends a preset cuts mid-day would read as quiet days."""
-    since, until = f.since.astimezone(UTC), f.until.astimezone(UTC)
+def _whole_day_histograms(since: datetime, until: datetime, window: dict) -> list[list[dict]]:
+    """The outputs per score bucket of each whole UTC day in [since, until) (a day with
+    none is an empty histogram): the ends a preset cuts mid-day would read as quiet days."""
+    since, until = since.astimezone(UTC), until.astimezone(UTC)
     first = since.date() if since.time() == time(0) else since.date() + timedelta(days=1)
     days = [first + timedelta(days=k) for k in range((until.date() - first).days)]
     by_day = defaultdict(list)

@@ -2,6 +2,7 @@
 of the gate's settings, refused in words next to the field; and the what-if panel's
 numbers against a hand computation."""
 
+import math
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -295,6 +296,15 @@ def test_band_volumes_against_a_hand_computation():
     assert (approved.per_day, approved.low, approved.high) == pytest.approx(
         (50, 0.317, 99.683), abs=1e-3
     )
+    # Approvals waiting for a guarantee (no approval line): what reaches 7 is a warning.
+    held, warned, approved = whatif.band_volumes(
+        histogram=whole,
+        daily_histograms=days,
+        review_threshold=4.0,
+        approve_threshold=math.inf,
+        days=3,
+    )
+    assert (warned.per_day, approved.per_day) == (55, 0)
     # With two whole days the spread is too unsure to plan by.
     (two,) = whatif.band_volumes(
         histogram=whole,
