@@ -46,6 +46,8 @@ LEAD_PAGES = [
     "thresholds",
     "review-queue",
     "review",
+    "bulk",
+    "help",
 ]
 ROLE_PAGES = {
     Role.REVIEWER: ["overview", "queue", "outputs", "output", "review-queue", "review"],
@@ -80,6 +82,8 @@ def seeded():
         "thresholds": f"/dashboard/thresholds/?task_type={task_type.name}",
         "review-queue": "/queue/",
         "review": f"/review/{held.pk}/",
+        "bulk": "/queue/bulk/",
+        "help": "/dashboard/help/",
     }
 
 
