@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from django import forms
 
 from gating import scorers
-from gating.gate_settings import SETTINGS, GateSetting, Kind
+from gating.gate_settings import BY_NAME, SETTINGS, GateSetting, Kind
 
 WEIGHT_PREFIX = "weight:"
 
@@ -55,7 +55,7 @@ def scorer_choices(current: str | None) -> list[tuple[str, str]]:
     """Every registered scorer and, kept selectable, a task type's scorer this version no
     longer has: without it the browser would submit the first scorer, and saving any other
     setting would quietly switch the task type's scorer."""
-    choices = [(scorer.name, scorer.name) for scorer in scorers.REGISTRY.values()]
+    choices = list(BY_NAME["scorer"].choices())
     if current is not None and current not in scorers.REGISTRY:
         choices.append((current, f"{current} (not in this version)"))
     return choices
