@@ -147,6 +147,21 @@ def outputs_detail(call, people):
     call("get", "/api/v1/outputs/{id}/", people[Role.REVIEWER])(200, at={"id": pending["id"]})
 
 
+def outputs_status(call, people):
+    gateway = people[Role.GATEWAY]
+    held(gateway)
+    pending = call("get", "/api/v1/outputs/", gateway)(200).json()["results"][0]
+    api = call("get", "/api/v1/outputs/{id}/status/", gateway)
+    etag = api(200, at={"id": pending["id"]})["ETag"]
+    api(304, at={"id": pending["id"]}, HTTP_IF_NONE_MATCH=etag)
+    api(404, at={"id": 999_999})
+    call("get", "/api/v1/outputs/{id}/status/", people[Role.REVIEWER])(
+        200, at={"id": pending["id"]}
+    )
+    call("get", "/api/v1/outputs/{id}/status/", people[Role.LEAD])(200, at={"id": pending["id"]})
+    call("get", "/api/v1/outputs/{id}/status/")(401, at={"id": pending["id"]})
+
+
 # --------------------------------------------------------------------------- task types
 
 
@@ -349,6 +364,7 @@ SCENARIOS = {
     ("post", "/api/v1/outputs/"): outputs_create,
     ("post", "/api/v1/outputs/batch/"): outputs_batch,
     ("get", "/api/v1/outputs/{id}/"): outputs_detail,
+    ("get", "/api/v1/outputs/{id}/status/"): outputs_status,
     ("get", "/api/v1/task-types/"): task_types_list,
     ("get", "/api/v1/task-types/{name}/"): task_type_detail,
     ("patch", "/api/v1/task-types/{name}/"): task_type_patch,
