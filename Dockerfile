@@ -21,4 +21,4 @@ RUN SECRET_KEY=build ALLOWED_HOSTS=build DATABASE_URL=sqlite:////tmp/build.sqlit
  && useradd --system --uid 1000 gatehouse && mkdir -p /app/var && chown gatehouse /app/var
 USER gatehouse
 EXPOSE 8000
-CMD ["gunicorn", "dashboard.wsgi", "--bind", "0.0.0.0:8000", "--workers", "4", "--access-logfile", "-", "--no-control-socket"]
+CMD ["gunicorn", "dashboard.wsgi", "-c", "dashboard/gunicorn.conf.py", "--bind", "0.0.0.0:8000", "--workers", "4", "--no-control-socket"]

@@ -6,6 +6,7 @@ Set ``DATABASE_URL`` and ``REDIS_URL`` to use PostgreSQL and Redis instead.
 The demo mode does not pass ``check --deploy``; ``dashboard.settings.production`` does.
 """
 
+import ipaddress
 import secrets
 from pathlib import Path
 
@@ -67,6 +68,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: the request's id is set before anything logs, and the access line is written last.
+    "gating.request_log.RequestLogMiddleware",
+    "gating.middleware.IngestMetricsMiddleware",
     "gating.middleware.RequestBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -292,11 +296,67 @@ SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000")
 vars().update(env.email_url("EMAIL_URL", default="consolemail://"))
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="gatehouse@localhost")
 
+
+def _networks(name: str, default: list[str]) -> tuple:
+    """CIDRs from the environment, comma-separated; a malformed one stops the start, named.
+    Empty is unset (as compose passes an unset variable), not "no network"."""
+    values = [v for v in env.str(name, default="").split(",") if v.strip()] or default
+    networks = []
+    for value in values:
+        try:
+            networks.append(ipaddress.ip_network(value.strip()))
+        except ValueError:
+            message = f"{name}: {value!r} is not a network such as 10.0.0.0/8."
+            raise ImproperlyConfigured(message) from None
+    return tuple(networks)
+
+
+# Prometheus (docs/integrations.md). /metrics answers a request bearing METRICS_TOKEN, or
+# one from an address in METRICS_ALLOWED_NETWORKS (loopback only, when neither is set).
+# Behind a proxy the address is the proxy's: use the token there.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="").strip()
+if METRICS_TOKEN and len(METRICS_TOKEN) < 16:
+    raise ImproperlyConfigured("METRICS_TOKEN must be at least 16 characters long.")
+METRICS_ALLOWED_NETWORKS = _networks(
+    "METRICS_ALLOWED_NETWORKS", default=[] if METRICS_TOKEN else ["127.0.0.0/8", "::1/128"]
+)
+# The scrape's database reads give up after this long (PostgreSQL), and the scrape answers
+# without them: Prometheus's own timeout is 10 s by default.
+METRICS_DB_TIMEOUT_SECONDS = env.float("METRICS_DB_TIMEOUT_SECONDS", default=2.0)
+if not 0.1 <= METRICS_DB_TIMEOUT_SECONDS <= 30:
+    raise ImproperlyConfigured(
+        f"METRICS_DB_TIMEOUT_SECONDS must be between 0.1 and 30, not {METRICS_DB_TIMEOUT_SECONDS}."
+    )
+
+# Logs: readable text here, JSON lines in production (LOG_FORMAT). Every line carries the
+# request's id; gating.request_log writes one access line per request, never a body.
+LOG_FORMAT = env.str("LOG_FORMAT", default="text")
+if LOG_FORMAT not in ("text", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT must be text or json, not {LOG_FORMAT!r}.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request_id": {"()": "gating.request_log.RequestIdFilter"}},
+    "formatters": {
+        "text": {
+            "()": "gating.request_log.TextFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s",
+        },
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(levelname)s %(name)s %(request_id)s %(message)s",
+            # An ISO 8601 time in UTC, which log stores parse without a format of their own.
+            "timestamp": "time",
+            "rename_fields": {"levelname": "level", "name": "logger"},
+        },
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["request_id"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     # A 403 or 404 is an answer, not a fault: Django logs each with its traceback at WARNING.
     # Faults (500) are still logged, with theirs; the access log has every request's status.

@@ -7,7 +7,7 @@ DATABASE_URL or REDIS_URL stops the process at start rather than falling back.
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import REDIS_TRANSPORT_OPTIONS, env
+from .base import LOGGING, REDIS_TRANSPORT_OPTIONS, env
 
 SECRET_KEY = env.str("SECRET_KEY").strip()
 if not SECRET_KEY:
@@ -30,7 +30,8 @@ WHITENOISE_USE_FINDERS = False
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# Health checks and Prometheus reach the workers directly, over the private network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -39,3 +40,9 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_HSTS_PRELOAD = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+
+# JSON lines, one object a line, for the log store; LOG_FORMAT=text for reading by eye.
+LOG_FORMAT = env.str("LOG_FORMAT", default="json")
+if LOG_FORMAT not in ("text", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT must be text or json, not {LOG_FORMAT!r}.")
+LOGGING["handlers"]["console"]["formatter"] = LOG_FORMAT

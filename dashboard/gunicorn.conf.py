@@ -1,0 +1,37 @@
+"""gunicorn's hooks for Prometheus's multi-process mode (gating/prometheus.py).
+
+Each worker keeps its counters in files under PROMETHEUS_MULTIPROC_DIR, and a scrape sums
+them, so /metrics shows every worker's requests whichever worker answers. The directory
+must be empty when the server starts (last run's files would be counted again) and is set
+before the workers start, since prometheus_client reads it when first imported. Without
+PROMETHEUS_MULTIPROC_DIR, a fresh directory of its own under the system's temporary one.
+
+Use: ``gunicorn dashboard.wsgi -c dashboard/gunicorn.conf.py --bind ... --workers N``.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+# The files prometheus_client writes, and only those: the directory may be shared.
+_METRIC_FILES = ("counter_*.db", "gauge_*.db", "histogram_*.db", "summary_*.db")
+
+
+def on_starting(server):
+    path = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not path:
+        path = tempfile.mkdtemp(prefix="gatehouse-prometheus-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
+    directory = Path(path)
+    directory.mkdir(parents=True, exist_ok=True)
+    for pattern in _METRIC_FILES:
+        for stale in directory.glob(pattern):
+            stale.unlink()
+    server.log.info("Prometheus multi-process directory: %s", directory)
+
+
+def child_exit(server, worker):
+    # A dead worker's live gauges go; its counters and histograms stay in the sums.
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
