@@ -18,3 +18,8 @@ class GatingConfig(AppConfig):
         # Every change of a user's access goes to the audit log, whatever door it came
         # through: the receivers see the admin, the services and a shell alike.
         access_audit_connect()
+        # Once per process: each gunicorn worker and Celery process builds its own
+        # exporter thread, which a fork would not carry over.
+        from gating.tracing import tracing_configure
+
+        tracing_configure()

@@ -261,7 +261,12 @@ class _Built(NamedTuple):
 
 
 def _build_output(
-    *, source: AbstractUser, submission: OutputSubmission, context: _TaskContext, now
+    *,
+    source: AbstractUser,
+    submission: OutputSubmission,
+    context: _TaskContext,
+    now,
+    trace_id: str = "",
 ) -> _Built:
     scored = _gate(submission, context, now)
     result = scored.result
@@ -300,6 +305,7 @@ def _build_output(
         "final_output_text": None if held else submission.output,
         "created_at": now,
         "decided_at": None if held else now,
+        "trace_id": trace_id,
     }
     output = bulk.unsaved(Output, values)
     Output.source.field.set_cached_value(output, source)
@@ -333,14 +339,25 @@ def _replay(existing: Output, submission: OutputSubmission) -> IngestResult:
     return IngestResult(output=existing, created=False)
 
 
-def output_ingest(*, source: AbstractUser, submission: OutputSubmission) -> IngestResult:
+def output_ingest(
+    *, source: AbstractUser, submission: OutputSubmission, trace_id: str = ""
+) -> IngestResult:
     """Score and store one output, or return the stored one for an identical replay.
+
+    ``trace_id`` is the W3C trace the request belongs to (gating.tracing), stored with a
+    new output; a replay keeps the trace of the request that stored it.
 
     Raises IdempotencyConflict when the external_id was used before with another body, and
     TaskTypeRefused when it names a task type the gateway may not create.
     """
     context = _task_contexts(source, [submission])[submission.task_type]
-    built = _build_output(source=source, submission=submission, context=context, now=timezone.now())
+    built = _build_output(
+        source=source,
+        submission=submission,
+        context=context,
+        now=timezone.now(),
+        trace_id=trace_id,
+    )
     output = built.output
     # Insert first and let the unique constraint find replays: they are rare, and checking
     # first would cost every new output a query. Inside a transaction a savepoint keeps
@@ -371,6 +388,7 @@ def output_ingest_batch(
     submissions: list[OutputSubmission],
     created_at: list[datetime] | None = None,
     rng: random.Random | None = None,
+    trace_id: str = "",
 ) -> list[IngestResult]:
     """Score and store a batch in one transaction: every new output is stored, or none is.
 
@@ -378,10 +396,11 @@ def output_ingest_batch(
     body makes the whole batch fail with IdempotencyConflict naming each such index, and
     one naming a task type the gateway may not create with TaskTypeRefused naming each
     such item. The simulator passes each output's ``created_at`` and a seeded ``rng`` for
-    the queue's sampling draws, to replay history repeatably.
+    the queue's sampling draws, to replay history repeatably. ``trace_id`` is stored with
+    every new output, as by output_ingest.
     """
     try:
-        return _ingest_batch(source, submissions, created_at, rng)
+        return _ingest_batch(source, submissions, created_at, rng, trace_id)
     except TaskTypeRefused as refused:
         raise refused.at_items([s.task_type for s in submissions]) from None
 
@@ -391,6 +410,7 @@ def _ingest_batch(
     submissions: list[OutputSubmission],
     created_at: list[datetime] | None,
     rng: random.Random | None,
+    trace_id: str,
 ) -> list[IngestResult]:
     # The simulator replays history, so it gives each output its own arrival time.
     arrivals = (
@@ -403,7 +423,7 @@ def _ingest_batch(
         # most batches are all new, and looking them up first costs a query per batch.
         try:
             with transaction.atomic():
-                built = _store_new(source, submissions, arrivals, rng)
+                built = _store_new(source, submissions, arrivals, rng, trace_id)
             return [IngestResult(output=o, created=True) for o in built]
         except IntegrityError:
             pass
@@ -426,7 +446,7 @@ def _ingest_batch(
         fresh = [s for s in submissions if s.external_id not in existing]
         try:
             with transaction.atomic():
-                built = _store_new(source, fresh, arrivals, rng)
+                built = _store_new(source, fresh, arrivals, rng, trace_id)
         except IntegrityError as exc:
             raise IdempotencyConflict(
                 "Another request stored some of these external_ids at the same time; "
@@ -446,6 +466,7 @@ def _store_new(
     submissions: list[OutputSubmission],
     arrivals: dict[str, datetime],
     rng: random.Random | None,
+    trace_id: str,
 ) -> list[Output]:
     if not submissions:
         return []
@@ -457,6 +478,7 @@ def _store_new(
             submission=s,
             context=contexts[s.task_type],
             now=arrivals.get(s.external_id, now),
+            trace_id=trace_id,
         )
         for s in submissions
     ]

@@ -16,11 +16,11 @@ checks real ones against them.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, NotRequired
+from typing import Annotated, Any, NotRequired
 
 import pydantic
 import pydantic_core
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Field, RootModel, StringConstraints
 from rest_framework.renderers import JSONRenderer
 from typing_extensions import TypedDict
 
@@ -129,7 +129,11 @@ def _output_fields(output: Output) -> dict[str, Any]:
         "shadow_scores": output.shadow_scores,
         "created_at": output.created_at,
         "decided_at": output.decided_at,
+        "trace_id": output.trace_id or None,
     }
+
+
+TRACE_ID_PATTERN = r"^[0-9a-f]{32}$"
 
 
 class OutputResult(ResponseModel):
@@ -164,6 +168,11 @@ class OutputResult(ResponseModel):
     )
     created_at: datetime
     decided_at: datetime | None = Field(description="When the status became final.")
+    trace_id: Annotated[str, StringConstraints(pattern=TRACE_ID_PATTERN)] | None = Field(
+        description="The W3C trace id of the request that stored the output: the one its "
+        "traceparent header named, or the gate's own when it exports traces; null when "
+        "there was none. A replay answers with the first request's."
+    )
 
     @classmethod
     def of(cls, output: Output) -> OutputResult:

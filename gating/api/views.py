@@ -14,7 +14,7 @@ from rest_framework.exceptions import UnsupportedMediaType, ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from gating import selectors, services
+from gating import selectors, services, tracing
 from gating.api.filters import OutputFilter
 from gating.api.pagination import OutputCursorPagination
 from gating.api.permissions import require_perm
@@ -39,6 +39,12 @@ from gating.submissions import (
 _CONFLICT = OpenApiResponse(
     Detail, description="external_id reused with a different body; nothing stored."
 )
+
+
+def _gate_span(name: str, request):
+    return tracing.gate_span(
+        name, method=request.method, route=request.path, headers=request.headers
+    )
 
 
 def _json_body(request) -> bytes:
@@ -82,15 +88,24 @@ class OutputCollection(generics.ListAPIView):
         return self.get_paginated_response([OutputResult.of(output) for output in page])
 
     def post(self, request):
-        try:
-            submission = OutputSubmission.model_validate_json(_json_body(request))
-        except PydanticValidationError as exc:
-            raise ValidationError(format_errors(exc.errors(include_url=False))) from exc
-        result = services.output_ingest(source=request.user, submission=submission)
-        return Response(
-            OutputResult.of(result.output),
-            status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
-        )
+        with _gate_span("gatehouse.gate", request) as span:
+            try:
+                submission = OutputSubmission.model_validate_json(_json_body(request))
+            except PydanticValidationError as exc:
+                raise ValidationError(format_errors(exc.errors(include_url=False))) from exc
+            result = services.output_ingest(
+                source=request.user, submission=submission, trace_id=span.trace_id
+            )
+            output = result.output
+            span.record_output(
+                model=output.model,
+                task_type=output.task_type.name,
+                decision=output.decision,
+                score=output.score,
+            )
+            answer = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+            span.record_status(answer)
+            return Response(OutputResult.of(output), status=answer)
 
 
 @extend_schema(
@@ -112,18 +127,24 @@ class OutputCollection(generics.ListAPIView):
 @permission_classes([IsAuthenticated, require_perm("gating.add_output")])
 @renderer_classes(RENDERERS)
 def output_batch_create(request):
-    try:
-        batch = BatchSubmission.model_validate_json(_json_body(request))
-    except PydanticValidationError as exc:
-        raise ValidationError(format_batch_errors(exc.errors(include_url=False))) from exc
-    if repeated := batch.repeated_external_ids():
-        raise ValidationError(repeated)
-    results = services.output_ingest_batch(source=request.user, submissions=batch.outputs)
-    any_created = any(r.created for r in results)
-    return Response(
-        BatchResult(outputs=[OutputResult.of(r.output) for r in results]),
-        status=status.HTTP_201_CREATED if any_created else status.HTTP_200_OK,
-    )
+    with _gate_span("gatehouse.gate_batch", request) as span:
+        try:
+            batch = BatchSubmission.model_validate_json(_json_body(request))
+        except PydanticValidationError as exc:
+            raise ValidationError(format_batch_errors(exc.errors(include_url=False))) from exc
+        if repeated := batch.repeated_external_ids():
+            raise ValidationError(repeated)
+        results = services.output_ingest_batch(
+            source=request.user, submissions=batch.outputs, trace_id=span.trace_id
+        )
+        span.record_batch(
+            (r.output.model, r.output.task_type.name, r.output.decision) for r in results
+        )
+        answer = status.HTTP_201_CREATED if any(r.created for r in results) else status.HTTP_200_OK
+        span.record_status(answer)
+        return Response(
+            BatchResult(outputs=[OutputResult.of(r.output) for r in results]), status=answer
+        )
 
 
 @extend_schema(summary="One output, with its final status", responses={200: OutputResult})

@@ -244,6 +244,10 @@ class Output(models.Model):
     final_output_text = models.TextField(null=True, blank=True)  # noqa: DJ001
     created_at = models.DateTimeField(db_index=True)
     decided_at = models.DateTimeField(null=True, blank=True)
+    # The W3C trace of the request that stored it (32 lowercase hex digits, from the
+    # gateway's traceparent or the gate's own span), empty when there was none: how a trace
+    # in the gateway's tool and the output find each other.
+    trace_id = models.CharField(max_length=32, blank=True, default="")
 
     class Meta:
         ordering = ["-id"]
