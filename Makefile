@@ -21,16 +21,29 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LOCK := requirements.lock
 DEV_LOCK := requirements-dev.lock
+# The LiteLLM proxy that tests/client runs with the Gatehouse guardrail has a virtualenv of
+# its own: litellm pins its own gunicorn, rich and others, which must not move the app's locks.
+LITELLM_VENV := .venv-litellm
+LITELLM_STAMP := $(LITELLM_VENV)/.installed
+LITELLM_LOCK := client/requirements-litellm.lock
 
 .PHONY: run check test lint format bench mutants lock lock-check clean
 
-$(STAMP): pyproject.toml $(DEV_LOCK)
+$(STAMP): pyproject.toml $(DEV_LOCK) client/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Gatehouse needs Python 3.11: set PYTHON=python3.11")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet --require-hashes -r $(DEV_LOCK)
 	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -m pip install --quiet --no-deps -e client
 	@touch $(STAMP)
+
+$(LITELLM_STAMP): $(LITELLM_LOCK) client/pyproject.toml
+	@test -x $(LITELLM_VENV)/bin/python || $(PYTHON) -m venv $(LITELLM_VENV)
+	$(LITELLM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LITELLM_VENV)/bin/python -m pip install --quiet --require-hashes -r $(LITELLM_LOCK)
+	$(LITELLM_VENV)/bin/python -m pip install --quiet --no-deps -e client
+	@touch $(LITELLM_STAMP)
 
 UV_COMPILE = $(BIN)/uv pip compile --quiet --generate-hashes --python-version 3.11 \
 	--python-platform x86_64-unknown-linux-gnu --custom-compile-command 'make lock' \
@@ -38,9 +51,11 @@ UV_COMPILE = $(BIN)/uv pip compile --quiet --generate-hashes --python-version 3.
 
 ## Regenerate the lock files from pyproject.toml (`make lock UPGRADE=1` for newer releases).
 # The runtime lock is constrained by the dev lock, so that the image runs the versions tested.
+# The LiteLLM proxy's lock is resolved on its own, from client/requirements-litellm.in.
 lock: $(STAMP)
 	$(UV_COMPILE) --extra dev pyproject.toml -o $(DEV_LOCK)
 	$(UV_COMPILE) --constraint $(DEV_LOCK) pyproject.toml -o $(LOCK)
+	$(UV_COMPILE) client/requirements-litellm.in -o $(LITELLM_LOCK)
 
 # Regenerating the lock files to compare them would need the registry (uv reads the package
 # index unless its cache already holds every release), so this compares without it: each
@@ -105,7 +120,7 @@ check: $(STAMP)
 	$(PYTEST) -m "not slow"
 
 ## The whole suite, every tier: lock files in sync, lint, migrations in sync, then pytest (PostgreSQL and Redis when reachable).
-test: $(STAMP) lock-check
+test: $(STAMP) $(LITELLM_STAMP) lock-check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python manage.py makemigrations --check --dry-run
@@ -145,4 +160,4 @@ mutants: $(STAMP)
 	$(BIN)/mutmut results | grep -v '^ *learning\.cycles\..*: not checked$$' || true
 
 clean:
-	rm -rf $(VENV) var/
+	rm -rf $(VENV) $(LITELLM_VENV) var/
