@@ -10,17 +10,21 @@ Use: ``gunicorn dashboard.wsgi -c dashboard/gunicorn.conf.py --bind ... --worker
 """
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 # The files prometheus_client writes, and only those: the directory may be shared.
 _METRIC_FILES = ("counter_*.db", "gauge_*.db", "histogram_*.db", "summary_*.db")
+# The directory this server made for itself, removed when it stops.
+_own_directory = None
 
 
 def on_starting(server):
+    global _own_directory
     path = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     if not path:
-        path = tempfile.mkdtemp(prefix="gatehouse-prometheus-")
+        path = _own_directory = tempfile.mkdtemp(prefix="gatehouse-prometheus-")
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
     directory = Path(path)
     directory.mkdir(parents=True, exist_ok=True)
@@ -35,3 +39,8 @@ def child_exit(server, worker):
     from prometheus_client import multiprocess
 
     multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server):
+    if _own_directory:
+        shutil.rmtree(_own_directory, ignore_errors=True)

@@ -88,5 +88,5 @@ def test_make_run_serves_on_the_port_asked_and_stops_cleanly(browser, transactio
     assert {name for name, _ in stopped} == {"web", "worker", "beat", "relay", "ready"}
     assert "No hostname was supplied" not in said
     # The refused page is in the access log, and nothing logged it as a fault.
-    assert '"GET /dashboard/drift/ HTTP/1.1" 403' in said
+    assert "GET /dashboard/drift/ 403 " in said
     assert "Traceback" not in said and "Forbidden (Permission denied)" not in said
