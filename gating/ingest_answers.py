@@ -11,7 +11,7 @@ import json
 from functools import cache
 
 from django.urls import reverse
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel
 
 # The routes of gating.api.urls that ingest, with the label each gets in metrics and logs.
 INGEST_ROUTES = {"api-outputs": "single", "api-outputs-batch": "batch"}
@@ -44,6 +44,8 @@ def answered_decisions(response) -> list[tuple[str, str]]:
 
 def _read_decisions(response) -> list[tuple[str, str]]:
     data = getattr(response, "data", None)
+    while isinstance(data, RootModel):  # an answer of one of several shapes
+        data = data.root
     if isinstance(data, BaseModel):
         wanted = {"task_type", "decision"}
         if "outputs" in type(data).model_fields:

@@ -8,12 +8,15 @@ from unittest import mock
 
 import pytest
 from django.db import OperationalError, connection
+from django.http import HttpResponse
 from django.test import Client
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
+from pydantic import BaseModel, RootModel
 
 from dashboard.settings.base import BASE_DIR
 from gating import prometheus
+from gating.ingest_answers import answered_decisions
 from gating.models import OutboxMessage, Output, ReviewItem, Webhook, WebhookDelivery
 from learning.models import CycleRun
 from tests.factories import SubmissionFactory, TaskTypeFactory
@@ -281,3 +284,43 @@ def test_the_grafana_dashboard_uses_only_exported_metrics_and_shows_them_all(gat
     shown = {re.sub(r"_(bucket|count|sum|total)$", "", name) for name in used}
     families = {re.sub(r"_total$", "", name) for name in families}
     assert families <= shown, families - shown
+
+
+# ---------------------------------------------------------------------------- reading answers
+
+
+class _Item(BaseModel):
+    id: int
+    task_type: str
+    decision: str
+
+
+class _Batch(BaseModel):
+    outputs: list[_Item]
+
+
+class _Answer(RootModel[_Batch | _Item]):
+    pass
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        _Batch(outputs=[_Item(id=1, task_type="a", decision="approved")] * 2),
+        _Answer(_Batch(outputs=[_Item(id=1, task_type="a", decision="approved")] * 2)),
+        {"outputs": [{"id": 1, "task_type": "a", "decision": "approved"}] * 2},
+    ],
+    ids=["model", "root model", "dict"],
+)
+def test_a_batch_answer_is_read_in_any_of_its_shapes(data):
+    response = HttpResponse(status=201)
+    response.data = data
+    assert answered_decisions(response) == [("a", "approved")] * 2
+
+
+def test_a_single_answer_from_its_json_and_a_refusal_has_none():
+    single = HttpResponse(json.dumps({"task_type": "b", "decision": "warning"}), status=200)
+    assert answered_decisions(single) == [("b", "warning")]
+    refused = HttpResponse(json.dumps({"task_type": "b", "decision": "warning"}), status=409)
+    assert answered_decisions(refused) == []
+    assert answered_decisions(HttpResponse(b"not json", status=201)) == []
