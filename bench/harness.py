@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable
@@ -99,11 +100,12 @@ def drop_database(db_name: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
 
 
-def manage(env: dict[str, str], *args: str) -> str:
-    """Run manage.py; its stdout is returned, its stderr passes through to ours."""
+def manage(env: dict[str, str], *args: str, cwd: Path = ROOT) -> str:
+    """Run manage.py (of the checkout at ``cwd``); its stdout is returned, its stderr
+    passes through to ours."""
     done = subprocess.run(
         [str(PYTHON), "manage.py", *args],
-        cwd=ROOT,
+        cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,
         text=True,
@@ -113,8 +115,17 @@ def manage(env: dict[str, str], *args: str) -> str:
 
 
 def start_gunicorn(
-    env: dict[str, str], port: int, workers: int, threads: int, log_file: Path, *, log: Log
+    env: dict[str, str],
+    port: int,
+    workers: int,
+    threads: int,
+    log_file: Path,
+    *,
+    log: Log,
+    cwd: Path = ROOT,
 ) -> subprocess.Popen:
+    """gunicorn serving the checkout at ``cwd`` (another commit's worktree, for an A/B
+    run: gunicorn puts its working directory first on the path), with this venv."""
     cmd = [str(GUNICORN), "dashboard.wsgi", "--bind", f"{HOST}:{port}", "--workers", str(workers)]
     if threads > 1:
         cmd += ["--worker-class", "gthread", "--threads", str(threads)]
@@ -122,7 +133,7 @@ def start_gunicorn(
     with log_file.open("wb") as fh:
         # Own session: a Ctrl-C on the terminal reaches only us, and we stop it in order.
         return subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True
+            cmd, cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True
         )
 
 
@@ -152,6 +163,24 @@ def stop_gunicorn(proc: subprocess.Popen, *, log: Log) -> None:
         log("gunicorn did not stop within 30 s; killing it")
         proc.kill()
         proc.wait()
+
+
+def worktree_add(revision: str, *, log: Log) -> Path:
+    """A detached worktree of ``revision`` in a temporary directory, to serve the code
+    before a change beside the code after it. Remove it with worktree_remove."""
+    path = Path(tempfile.mkdtemp(prefix="gatehouse-against-"))
+    path.rmdir()
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", "--quiet", str(path), revision],
+        cwd=ROOT,
+        check=True,
+    )
+    log(f"worktree of {revision} at {path}")
+    return path
+
+
+def worktree_remove(path: Path) -> None:
+    subprocess.run(["git", "worktree", "remove", "--force", str(path)], cwd=ROOT, check=False)
 
 
 def machine_facts(pg_version: str) -> dict:

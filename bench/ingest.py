@@ -39,6 +39,13 @@ hand (``make bench``), never a timed test.
 
     .venv/bin/python -m bench.ingest [--workers 4] [--clients 8] [--duration 10]
                                      [--shadow-rounds 3]
+
+A/B: ``--against <git rev>`` serves that commit from a git worktree, on its own database,
+beside the checkout, and runs the phases of ``against_phases`` on both in alternating
+order for ``--rounds`` rounds (main_against): the before and after figures of a change,
+measured in one run on the same machine.
+
+    .venv/bin/python -m bench.ingest --against <rev> [--rounds 3] [--duration 10]
 """
 
 from __future__ import annotations
@@ -64,9 +71,11 @@ import psycopg
 
 from bench.harness import (
     HOST,
+    ROOT,
     app_env,
     drop_database,
     free_port,
+    git_state,
     machine_facts,
     manage,
     percentile,
@@ -74,6 +83,8 @@ from bench.harness import (
     start_gunicorn,
     stop_gunicorn,
     wait_healthy,
+    worktree_add,
+    worktree_remove,
 )
 from simulator import agents
 
@@ -232,6 +243,7 @@ class PhaseSpec:
     items_per_request: int = 0  # 0: no body (GET); 1: one output; N: a batch of N
     tag: str = ""  # makes external_ids unique across phases and warm-ups
     payload: str = "plain"  # "plain": validators only; "agent": with evidence and provenance
+    traceparent: bool = False  # send a W3C traceparent with each request, as a traced gateway
 
 
 @dataclass
@@ -256,6 +268,8 @@ def _client_thread(
             body = _item(f"{spec.tag}-{index}-{seq}", variants[seq % len(variants)]).encode()
         elif spec.items_per_request > 1:
             body = _batch_body(f"{spec.tag}-{index}-{seq}", variants, spec.items_per_request)
+        if spec.traceparent:
+            headers["traceparent"] = f"00-{random.getrandbits(128):032x}-{seq + 1:016x}-01"
         seq += 1
         started = time.perf_counter()
         try:
@@ -466,6 +480,41 @@ def scoring_cost(variants: list[str], repeat: int = 15) -> dict[str, Any]:
     return cost
 
 
+def tracing_cost(repeat: int = 20_000) -> dict[str, Any]:
+    """What gating.tracing's span costs an ingest request in this process, in
+    microseconds: export off without and with a traceparent (the default), and on, with
+    the SDK's provider and a processor that drops every span (what export costs the
+    request's thread; the exporter's own thread is not counted)."""
+    from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+
+    from gating import tracing
+
+    traced = {"traceparent": f"00-{'4b' * 16}-{'00f067aa' * 2}-01"}
+
+    def requests(headers):
+        def run():
+            for _ in range(repeat):
+                with tracing.gate_span("bench", method="POST", route="/", headers=headers) as s:
+                    s.record_output(model="m", task_type="t", decision="approved", score=8.0)
+
+        return run
+
+    cost: dict[str, Any] = {"repeat": repeat}
+    provider = TracerProvider()
+    provider.add_span_processor(SpanProcessor())
+    for name, headers, on in (
+        ("off_us", {}, False),
+        ("off_with_traceparent_us", traced, False),
+        ("on_us", {}, True),
+        ("on_with_traceparent_us", traced, True),
+    ):
+        tracing.tracer_provider_use(provider if on else None)
+        best = min(_timed(requests(headers)) for _ in range(5))
+        cost[name] = round(best / repeat * 1e6, 2)
+    tracing.tracer_provider_use(None)
+    return cost
+
+
 def _timed(run) -> float:
     started = time.perf_counter()
     run()
@@ -507,6 +556,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--db-name", default=DEFAULT_DB, help=f"database to create (default {DEFAULT_DB})"
     )
     p.add_argument("--keep-db", action="store_true", help="keep the bench database afterwards")
+    p.add_argument(
+        "--against",
+        metavar="REV",
+        help="A/B run instead: serve this commit (from a git worktree, on a database of its "
+        "own) beside the checkout, and alternate the phases between them (see main_against)",
+    )
+    p.add_argument(
+        "--rounds", type=int, default=3, help="rounds of the A/B run's phases (default 3)"
+    )
     return p.parse_args(argv)
 
 
@@ -597,8 +655,193 @@ def _summarise_payload(runs: list[tuple[str, str, dict[str, Any]]]) -> dict[str,
     return summary
 
 
+def against_phases(args: argparse.Namespace) -> list[PhaseSpec]:
+    """The A/B run's phases: the framework's ceiling, a single output with and without a
+    traceparent, and batches of plain and agent payloads, with the full answer and the
+    compact one (which a commit before it answers in full: it ignores the parameter)."""
+    compact = {"path": "/api/v1/outputs/batch/?response=compact"}
+    return [
+        PhaseSpec("trivial", "GET", "/api/v1/ping/", 200, args.clients, args.duration),
+        _single_spec("single", args),
+        _single_spec("single-traceparent", args, traceparent=True),
+        _batch_spec("batch", args),
+        _batch_spec("batch-compact", args, **compact),
+        _batch_spec("batch-agent", args, payload="agent"),
+        _batch_spec("batch-agent-compact", args, payload="agent", **compact),
+    ]
+
+
+def _with(spec: PhaseSpec, **changes: Any) -> PhaseSpec:
+    return PhaseSpec(**{**asdict(spec), **changes})
+
+
+def main_against(args: argparse.Namespace) -> int:
+    """Measure the checkout (``after``) against ``--against`` (``before``) in one run: two
+    gunicorns side by side, each on its own fresh database, get the same phases in turn,
+    round by round in reversed order (after, before; before, after; ...), so that the
+    machine's drift weighs on both alike. Each phase's figure is the median of its rounds,
+    and the ratio after over before is given with each round's own. Shadow scoring is on
+    for both, as by default."""
+    sides = ("after", "before")
+    worktree = worktree_add(args.against, log=log)
+    roots = {"after": ROOT, "before": worktree}
+    dbs = {side: f"{args.db_name}_{side}" for side in sides}
+    envs = {side: {**app_env(dbs[side]), "SHADOW_SCORING": "true"} for side in sides}
+    ports = {"after": free_port(), "before": free_port()}
+    while ports["before"] == ports["after"]:
+        ports["before"] = free_port()
+    run_tag = f"ab{int(time.time())}"
+    log_files = {
+        side: Path(tempfile.mkstemp(prefix=f"gatehouse-bench-{side}-", suffix=".log")[1])
+        for side in sides
+    }
+    procs: dict[str, subprocess.Popen] = {}
+    tokens: dict[str, str] = {}
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    try:
+        for side in sides:
+            pg_version = recreate_database(dbs[side])
+            manage(envs[side], "migrate", "--noinput", "-v", "0", cwd=roots[side])
+            manage(envs[side], "create_user", "benchgw", "--role", "gateway", cwd=roots[side])
+            tokens[side] = manage(envs[side], "create_api_token", "benchgw", cwd=roots[side])
+            tokens[side] = tokens[side].strip()
+            procs[side] = start_gunicorn(
+                envs[side],
+                ports[side],
+                args.workers,
+                args.threads,
+                log_files[side],
+                log=log,
+                cwd=roots[side],
+            )
+        for side in sides:
+            wait_healthy(procs[side], ports[side])
+        machine = machine_facts(pg_version)
+        spawn = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=spawn) as client:
+            for r in range(args.rounds):
+                for spec in against_phases(args):
+                    for side in sides if r % 2 == 0 else sides[::-1]:
+                        tag = f"{run_tag}-{side}-{spec.name}-r{r}"
+                        if r == 0 and args.warmup > 0:
+                            warm = _with(spec, duration_s=args.warmup, tag=f"{tag}-w")
+                            client.submit(run_phase, warm, ports[side], tokens[side]).result()
+                        measured = _with(spec, tag=tag)
+                        result = client.submit(
+                            run_phase, measured, ports[side], tokens[side]
+                        ).result()
+                        runs.setdefault(spec.name, {}).setdefault(side, []).append(result)
+                        log(
+                            f"r{r + 1} {spec.name} {side}: {result['throughput_rps']} req/s, "
+                            f"{result.get('outputs_per_second', '-')} outputs/s, "
+                            f"errors {result['errors']}"
+                        )
+    except BaseException:
+        for log_file in log_files.values():
+            sys.stderr.write(log_file.read_text()[-4000:])
+        raise
+    finally:
+        for proc in procs.values():
+            stop_gunicorn(proc, log=log)
+        for side in sides:
+            if not args.keep_db:
+                drop_database(dbs[side])
+        worktree_remove(worktree)
+    gunicorn_log = "".join(f.read_text() for f in log_files.values())
+    for log_file in log_files.values():
+        log_file.unlink()
+    report = {
+        "benchmark": "bench/ingest.py --against",
+        "against": args.against,
+        "after": git_state(short=True),
+        "machine": machine,
+        "config": {
+            "gunicorn_workers": args.workers,
+            "clients": args.clients,
+            "batch_clients": args.batch_clients,
+            "batch_size": BATCH_SIZE,
+            "duration_s": args.duration,
+            "rounds": args.rounds,
+        },
+        "phases": summarise_against(runs),
+        "tracing_in_process": tracing_cost(),
+        "gunicorn_log_errors": sum(
+            1 for line in gunicorn_log.splitlines() if "[ERROR]" in line or "Traceback" in line
+        ),
+    }
+    report["targets"] = _against_targets(report["phases"])
+    json.dump(report, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+def summarise_against(runs: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, Any]:
+    """Per phase and side, the median throughput (requests and outputs a second), the
+    errors, and after over before: the ratio of the medians and each round's."""
+    summary: dict[str, Any] = {}
+    for name, by_side in runs.items():
+        entry: dict[str, Any] = {}
+        for side, results in by_side.items():
+            entry[side] = {
+                "requests_per_second": round(
+                    statistics.median(r["throughput_rps"] for r in results), 2
+                ),
+                "rounds_requests_per_second": [r["throughput_rps"] for r in results],
+                "p50_ms": round(statistics.median(r["p50_ms"] or 0 for r in results), 2),
+                "errors": sum(r["errors"] for r in results),
+            }
+            if "outputs_per_second" in results[0]:
+                entry[side]["outputs_per_second"] = round(
+                    statistics.median(r["outputs_per_second"] for r in results), 1
+                )
+        after, before = entry["after"], entry["before"]
+        entry["after_over_before"] = round(
+            after["requests_per_second"] / before["requests_per_second"], 3
+        )
+        entry["round_ratios"] = [
+            round(a / b, 3)
+            for a, b in zip(
+                after["rounds_requests_per_second"],
+                before["rounds_requests_per_second"],
+                strict=True,
+            )
+        ]
+        summary[name] = entry
+    return summary
+
+
+def _against_targets(phases: dict[str, Any]) -> dict[str, Any]:
+    """The ingest targets, for each side: single over trivial, the batch's outputs a
+    second (full and compact answers), and agent batches over plain ones."""
+    targets: dict[str, Any] = {}
+    for side in ("after", "before"):
+        rps = {name: phase[side]["requests_per_second"] for name, phase in phases.items()}
+        ops = {
+            name: phase[side].get("outputs_per_second")
+            for name, phase in phases.items()
+            if "outputs_per_second" in phase[side]
+        }
+        targets[side] = {
+            "single_vs_trivial_ratio": round(rps["single"] / rps["trivial"], 3),
+            "batch_outputs_per_second": ops["batch"],
+            "batch_compact_outputs_per_second": ops["batch-compact"],
+            "agent_vs_plain_batch": round(ops["batch-agent"] / ops["batch"], 3),
+            "agent_vs_plain_batch_compact": round(
+                ops["batch-agent-compact"] / ops["batch-compact"], 3
+            ),
+        }
+    targets["wanted"] = {
+        "single_vs_trivial_ratio": TARGETS["single_vs_trivial_ratio"],
+        "batch_outputs_per_second": TARGETS["batch_outputs_per_second"],
+        "agent_vs_plain_batch": SHADOW_TARGET,
+    }
+    return targets
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.against:
+        return main_against(args)
     port = args.port or free_port()
     # One server runs the plain phases. The shadow phases get two fresh ones, started
     # together and alike but for the setting.

@@ -183,6 +183,36 @@ class BatchResult(ResponseModel):
     outputs: list[OutputResult] = Field(description="In the order of the batch's items.")
 
 
+class CompactOutputResult(ResponseModel):
+    """An output in a compact answer: enough to deliver or hold it; GET
+    /api/v1/outputs/{id}/ gives the rest."""
+
+    id: int
+    external_id: str
+    task_type: str
+    decision: Decision
+
+    @classmethod
+    def of(cls, output: Output) -> CompactOutputResult:
+        return cls(
+            id=output.pk,
+            external_id=output.external_id,
+            task_type=output.task_type.name,
+            decision=output.decision,
+        )
+
+
+class CompactBatchResult(ResponseModel):
+    """A batch's answer with ``?response=compact``: each output's id and decision only,
+    about a twentieth of the full answer's bytes, and cheaper to build."""
+
+    outputs: list[CompactOutputResult] = Field(description="In the order of the batch's items.")
+
+
+class BatchAnswer(RootModel[BatchResult | CompactBatchResult]):
+    """A batch's answer: in full by default, compact with ``?response=compact``."""
+
+
 class OutputForReview(OutputResult):
     """Everything a reviewer needs to judge an output: the gate's view plus the texts."""
 
