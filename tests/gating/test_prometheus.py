@@ -2,7 +2,10 @@
 
 import ipaddress
 import json
+import os
 import re
+import subprocess
+import sys
 from datetime import timedelta
 from unittest import mock
 
@@ -324,3 +327,41 @@ def test_a_single_answer_from_its_json_and_a_refusal_has_none():
     refused = HttpResponse(json.dumps({"task_type": "b", "decision": "warning"}), status=409)
     assert answered_decisions(refused) == []
     assert answered_decisions(HttpResponse(b"not json", status=201)) == []
+
+
+# ---------------------------------------------------------------------------- settings
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("METRICS_TOKEN", "too-short", "at least 16 characters"),
+        ("METRICS_ALLOWED_NETWORKS", "10.0.0.0/8,10.0.0.1/8", "'10.0.0.1/8' is not a network"),
+        ("METRICS_DB_TIMEOUT_SECONDS", "0", "between 0.1 and 30"),
+    ],
+)
+def test_a_bad_metrics_setting_stops_the_start(variable, value, says):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("METRICS_")}
+    done = subprocess.run(
+        [sys.executable, "-c", "import dashboard.settings.base"],
+        cwd=BASE_DIR, env={**env, variable: value}, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert says in done.stderr
+
+
+def test_a_token_closes_the_loopback_default_and_networks_are_parsed():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("METRICS_")}
+    code = "import dashboard.settings.base as s; print(s.METRICS_ALLOWED_NETWORKS)"
+
+    def run(**extra) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=BASE_DIR, env={**env, **extra},
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        return done.stdout.strip()
+
+    assert run() == "(IPv4Network('127.0.0.0/8'), IPv6Network('::1/128'))"
+    assert run(METRICS_TOKEN="t" * 16) == "()"
+    assert run(METRICS_ALLOWED_NETWORKS="") == run()  # empty, as compose passes it: unset
+    assert run(METRICS_ALLOWED_NETWORKS=" 10.0.0.0/8 ,") == "(IPv4Network('10.0.0.0/8'),)"
