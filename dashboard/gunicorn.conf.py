@@ -1,10 +1,11 @@
 """gunicorn's hooks for Prometheus's multi-process mode (gating/prometheus.py).
 
 Each worker keeps its counters in files under PROMETHEUS_MULTIPROC_DIR, and a scrape sums
-them, so /metrics shows every worker's requests whichever worker answers. The directory
-must be empty when the server starts (last run's files would be counted again) and is set
-before the workers start, since prometheus_client reads it when first imported. Without
-PROMETHEUS_MULTIPROC_DIR, a fresh directory of its own under the system's temporary one.
+them, so /metrics shows every worker's requests whichever worker answers. The directory is
+set when this file is read, before the app is loaded (with --preload too), since
+prometheus_client reads it when first imported; without PROMETHEUS_MULTIPROC_DIR, a fresh
+directory of its own under the system's temporary one, removed when the server stops. It
+is emptied at start: the last run's files would be counted again.
 
 Use: ``gunicorn dashboard.wsgi -c dashboard/gunicorn.conf.py --bind ... --workers N``.
 """
@@ -16,17 +17,16 @@ from pathlib import Path
 
 # The files prometheus_client writes, and only those: the directory may be shared.
 _METRIC_FILES = ("counter_*.db", "gauge_*.db", "histogram_*.db", "summary_*.db")
-# The directory this server made for itself, removed when it stops.
-_own_directory = None
+
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    _own_directory = None
+else:
+    _own_directory = tempfile.mkdtemp(prefix="gatehouse-prometheus-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = _own_directory
 
 
 def on_starting(server):
-    global _own_directory
-    path = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-    if not path:
-        path = _own_directory = tempfile.mkdtemp(prefix="gatehouse-prometheus-")
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
-    directory = Path(path)
+    directory = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
     directory.mkdir(parents=True, exist_ok=True)
     for pattern in _METRIC_FILES:
         for stale in directory.glob(pattern):
