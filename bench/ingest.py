@@ -659,15 +659,15 @@ def against_phases(args: argparse.Namespace) -> list[PhaseSpec]:
     """The A/B run's phases: the framework's ceiling, a single output with and without a
     traceparent, and batches of plain and agent payloads, with the full answer and the
     compact one (which a commit before it answers in full: it ignores the parameter)."""
-    compact = {"path": "/api/v1/outputs/batch/?response=compact"}
+    compact = "/api/v1/outputs/batch/?response=compact"
     return [
         PhaseSpec("trivial", "GET", "/api/v1/ping/", 200, args.clients, args.duration),
         _single_spec("single", args),
         _single_spec("single-traceparent", args, traceparent=True),
         _batch_spec("batch", args),
-        _batch_spec("batch-compact", args, **compact),
+        _with(_batch_spec("batch-compact", args), path=compact),
         _batch_spec("batch-agent", args, payload="agent"),
-        _batch_spec("batch-agent-compact", args, payload="agent", **compact),
+        _with(_batch_spec("batch-agent-compact", args, payload="agent"), path=compact),
     ]
 
 
