@@ -365,3 +365,15 @@ def test_a_token_closes_the_loopback_default_and_networks_are_parsed():
     assert run(METRICS_TOKEN="t" * 16) == "()"
     assert run(METRICS_ALLOWED_NETWORKS="") == run()  # empty, as compose passes it: unset
     assert run(METRICS_ALLOWED_NETWORKS=" 10.0.0.0/8 ,") == "(IPv4Network('10.0.0.0/8'),)"
+
+
+def test_a_compact_batch_answer_is_counted_too(gateway_api):
+    TaskTypeFactory(name="compact", reviewed_count=0, double_review_rate=0.0)  # all held
+    before = scrape()
+    batch = {"outputs": [SubmissionFactory(task_type="compact") for _ in range(3)]}
+    response = gateway_api.post("/api/v1/outputs/batch/?response=compact", batch, format="json")
+    assert response.status_code == 201, response.content
+    labels = {"task_type": "compact", "decision": "pending_review"}
+    name = "gatehouse_gate_decisions_total"
+    grew = value(scrape(), name, **labels) - value(before, name, **labels)
+    assert grew == Output.objects.filter(decision="pending_review").count() == 3
