@@ -39,8 +39,8 @@ class PollPolicy:
     so the interval grows quickly; the jitter keeps many waiting clients from polling in
     step."""
 
-    first_interval: float = 0.5
-    max_interval: float = 10.0
+    first_interval: float = 1.0
+    max_interval: float = 30.0
 
     def interval(self, poll: int, rng: random.Random | None = None) -> float:
         """Seconds to wait after poll ``poll`` (1 for the first)."""
