@@ -3,12 +3,14 @@ from django.db import connection
 from django.http import JsonResponse
 from django.shortcuts import render
 from django.views import defaults
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_safe
 
 from dashboard import overview
 from dashboard.pages.monitoring import filter_bar
+from gating import prometheus
 from gating.models import TaskType
 from gating.roles import WATCH_LEARNING, Role, user_role
+from learning.prometheus import cycle_states
 
 
 @login_required
@@ -38,6 +40,13 @@ def healthz(request):
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return JsonResponse({"status": "ok"})
+
+
+@require_safe
+def metrics(request):
+    """Prometheus's scrape (gating.prometheus): the gate's counts, and the states of the
+    queue, outbox and webhooks (gating) and of the learning cycles (learning)."""
+    return prometheus.metrics_answer(request, readers=[prometheus.gating_states, cycle_states])
 
 
 def page_not_found(request, exception):

@@ -26,14 +26,14 @@ import logging
 import os
 import time
 from collections import Counter as Tally
-from datetime import timedelta
+from collections.abc import Callable, Iterable
+from datetime import datetime
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, Min, Q
 from django.http import HttpResponse, HttpResponseNotFound
 from django.utils import timezone
-from django.views.decorators.http import require_safe
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
@@ -48,7 +48,6 @@ from prometheus_client.core import GaugeMetricFamily
 
 from gating.ingest_answers import answered_decisions
 from gating.models import OutboxMessage, ReviewItem, WebhookDelivery
-from learning.models import CycleRun
 
 logger = logging.getLogger(__name__)
 
@@ -83,17 +82,21 @@ def ingest_observe(*, route: str, response, seconds: float) -> None:
 
 # ---------------------------------------------------------------------------- read at scrape time
 
-# The learning cycles' counts cover the runs whose window ended this recently.
-CYCLE_RUNS_WINDOW = timedelta(hours=24)
+StateReader = Callable[[datetime], list[GaugeMetricFamily]]
 
 
 class DatabaseCollector:
-    """The states Prometheus should see, read from the database at each scrape."""
+    """The states Prometheus should see, read from the database at each scrape by
+    ``readers``: gating's own (``gating_states``) and those of the apps above it, which the
+    project's /metrics view passes in (gating never imports them)."""
+
+    def __init__(self, readers: Iterable[StateReader]):
+        self.readers = tuple(readers)
 
     def collect(self):
         started = time.perf_counter()
         try:
-            families, read = _read_database(timezone.now()), True
+            families, read = _read_database(timezone.now(), self.readers), True
         except DatabaseError as exc:
             # The class only: a database error's text can quote the query's values.
             logger.warning("metrics: the database read failed (%s)", type(exc).__name__)
@@ -113,14 +116,19 @@ class DatabaseCollector:
         yield spent
 
 
-def _read_database(now) -> list[GaugeMetricFamily]:
+def _read_database(now, readers: tuple[StateReader, ...]) -> list[GaugeMetricFamily]:
     with transaction.atomic():
         if connection.vendor == "postgresql":
             # For this transaction only: a slow database fails the read, not the scrape.
             timeout_ms = int(settings.METRICS_DB_TIMEOUT_SECONDS * 1000)
             with connection.cursor() as cursor:
                 cursor.execute(f"SET LOCAL statement_timeout = {timeout_ms}")
-        return [*_queue(now), *_outbox(now), *_cycles(now), *_webhooks()]
+        return [family for read in readers for family in read(now)]
+
+
+def gating_states(now) -> list[GaugeMetricFamily]:
+    """The queue, the outbox and the webhooks."""
+    return [*_queue(now), *_outbox(now), *_webhooks()]
 
 
 def _queue(now) -> list[GaugeMetricFamily]:
@@ -167,57 +175,6 @@ def _outbox(now) -> list[GaugeMetricFamily]:
     return [count, lag]
 
 
-def _cycles(now) -> list[GaugeMetricFamily]:
-    kinds = CycleRun.Kind.values
-    runs = GaugeMetricFamily(
-        "gatehouse_learning_cycle_runs",
-        "Learning cycle runs whose window ended in the last 24 hours, by kind and status.",
-        labels=["kind", "status"],
-    )
-    counted = {
-        (row["kind"], row["status"]): row["n"]
-        for row in CycleRun.objects.filter(kind__in=kinds, window_end__gte=now - CYCLE_RUNS_WINDOW)
-        .values("kind", "status")
-        .annotate(n=Count("id"))
-        .order_by()
-    }
-    for kind in kinds:
-        for status in CycleRun.Status.values:
-            runs.add_metric([kind, status], counted.get((kind, status), 0))
-
-    success = GaugeMetricFamily(
-        "gatehouse_learning_cycle_last_success",
-        "1 when the latest finished run of the cycle succeeded, 0 when it failed.",
-        labels=["kind"],
-    )
-    duration = GaugeMetricFamily(
-        "gatehouse_learning_cycle_last_duration_seconds",
-        "How long the latest finished run of the cycle took.",
-        labels=["kind"],
-    )
-    finished = GaugeMetricFamily(
-        "gatehouse_learning_cycle_last_finished_timestamp_seconds",
-        "When the latest finished run of the cycle finished (Unix time).",
-        labels=["kind"],
-    )
-    done = [CycleRun.Status.SUCCEEDED, CycleRun.Status.FAILED]
-    for kind in kinds:
-        # The newest finished run, through the (kind, -window_end) index.
-        last = (
-            CycleRun.objects.filter(kind=kind, status__in=done, finished_at__isnull=False)
-            .order_by("-window_end")
-            .values("status", "started_at", "finished_at")
-            .first()
-        )
-        if last is None:
-            continue
-        success.add_metric([kind], 1 if last["status"] == CycleRun.Status.SUCCEEDED else 0)
-        seconds = (last["finished_at"] - last["started_at"]).total_seconds()
-        duration.add_metric([kind], max(seconds, 0.0))
-        finished.add_metric([kind], last["finished_at"].timestamp())
-    return [runs, success, duration, finished]
-
-
 def _webhooks() -> list[GaugeMetricFamily]:
     # Pending deliveries only, through their partial index: failed-for-good ones have no
     # index to count them by, and a delivery fails for good only after WEBHOOK_RETRY_HOURS
@@ -243,7 +200,7 @@ def _age(now, since) -> float:
 # ---------------------------------------------------------------------------- the endpoint
 
 
-def scrape_registry() -> CollectorRegistry:
+def scrape_registry(readers: Iterable[StateReader]) -> CollectorRegistry:
     """What one scrape exports: every worker's counts (or this process's, without
     PROMETHEUS_MULTIPROC_DIR, as under runserver) and the database's states."""
     registry = CollectorRegistry()
@@ -251,7 +208,7 @@ def scrape_registry() -> CollectorRegistry:
         multiprocess.MultiProcessCollector(registry)
     else:
         registry.register(_ThisProcess())
-    registry.register(DatabaseCollector())
+    registry.register(DatabaseCollector(readers))
     return registry
 
 
@@ -283,8 +240,9 @@ def _client_in(networks, address: str) -> bool:
     return any(ip in network for network in networks)
 
 
-@require_safe
-def metrics(request):
+def metrics_answer(request, readers: Iterable[StateReader]) -> HttpResponse:
+    """The /metrics answer (the view is the project's, dashboard.views.metrics): the
+    scrape to whom may read it, 401 or 404 to anyone else."""
     if not metrics_access_allowed(request):
         if settings.METRICS_TOKEN:
             response = HttpResponse(
@@ -293,6 +251,8 @@ def metrics(request):
             response["WWW-Authenticate"] = 'Bearer realm="metrics"'
             return response
         return HttpResponseNotFound("Not found.\n", content_type="text/plain")
-    response = HttpResponse(generate_latest(scrape_registry()), content_type=CONTENT_TYPE_LATEST)
+    response = HttpResponse(
+        generate_latest(scrape_registry(readers)), content_type=CONTENT_TYPE_LATEST
+    )
     response["Cache-Control"] = "no-store"
     return response
