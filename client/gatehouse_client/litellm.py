@@ -11,7 +11,8 @@ request's task type and validator results, and acts on the decision:
   text replaces the model's; rejected or undecided in time, it is blocked.
 
 It fails closed: when Gatehouse cannot be reached or answers with an error, or the request
-lacks what the gate needs, the response is blocked, never passed.
+lacks what the gate needs, the response is blocked, never passed. A streamed response is
+refused, since its chunks would reach the caller before the gate saw the whole of it.
 
 Configured in the proxy's YAML::
 
@@ -125,6 +126,16 @@ class GatehouseGuardrail(CustomGuardrail):
             # Fail closed: whatever went wrong, an unjudged response does not go out.
             raise self._blocked(f"The response could not be judged: {exc}", 503) from exc
         return _delivered(response, result, status, self._blocked)
+
+    async def async_post_call_streaming_iterator_hook(
+        self, user_api_key_dict, response, request_data
+    ):
+        # A stream reaches the caller chunk by chunk, before the gate could judge the whole
+        # response: refused rather than passed ungated.
+        raise self._blocked(
+            "Streamed responses cannot pass the Gatehouse guardrail: send stream: false."
+        )
+        yield  # an async generator, as the proxy expects of this hook
 
     async def _final_status(self, result: OutputResult) -> OutputStatus | None:
         """The reviewer's decision when the output is held and the guardrail waits; None

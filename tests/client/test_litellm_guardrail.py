@@ -173,7 +173,7 @@ def gatehouse(gatehouse):
     return gatehouse
 
 
-def chat(proxy: str, guardrail: str, **gatehouse_metadata) -> httpx.Response:
+def chat(proxy: str, guardrail: str, stream: bool = False, **gatehouse_metadata) -> httpx.Response:
     return httpx.post(
         f"{proxy}/v1/chat/completions",
         headers={"Authorization": f"Bearer {PROXY_KEY}"},
@@ -182,6 +182,7 @@ def chat(proxy: str, guardrail: str, **gatehouse_metadata) -> httpx.Response:
             "messages": [{"role": "user", "content": "Summarise the quarterly report."}],
             "guardrails": [guardrail],
             "metadata": {"gatehouse": gatehouse_metadata},
+            "stream": stream,
         },
         timeout=60,
     )
@@ -265,3 +266,10 @@ def test_a_request_without_a_task_type_is_blocked(proxy, gatehouse):
     assert response.status_code >= 400
     assert "no task_type" in response.text
     assert not Output.objects.exists()
+
+
+def test_a_streamed_response_is_refused(proxy, gatehouse):
+    response = chat(proxy, "gatehouse-block", stream=True, validators=ALL_PASS)
+
+    assert "Streamed responses cannot pass the Gatehouse guardrail" in response.text
+    assert MOCK_ANSWER not in response.text
