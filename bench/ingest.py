@@ -91,6 +91,8 @@ from simulator import agents
 DEFAULT_DB = "gatehouse_bench"
 
 BATCH_SIZE = 1000
+# The media type of a batch's compact answer (gating.api.responses.COMPACT_MEDIA_TYPE).
+COMPACT_TYPE = "application/vnd.gatehouse.compact+json"
 TARGETS = {"single_vs_trivial_ratio": 0.5, "batch_outputs_per_second": 20000}
 
 TASK_TYPES = ("summarize", "classify", "extract", "translate")
@@ -244,6 +246,7 @@ class PhaseSpec:
     tag: str = ""  # makes external_ids unique across phases and warm-ups
     payload: str = "plain"  # "plain": validators only; "agent": with evidence and provenance
     traceparent: bool = False  # send a W3C traceparent with each request, as a traced gateway
+    accept: str = "application/json"  # COMPACT_TYPE: the batch's compact answer
 
 
 @dataclass
@@ -257,7 +260,7 @@ def _client_thread(
     spec: PhaseSpec, port: int, token: str, index: int, deadline: float, out: ClientResult
 ) -> None:
     variants = _variants(spec, index)
-    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+    headers = {"Authorization": f"Bearer {token}", "Accept": spec.accept}
     if spec.items_per_request:
         headers["Content-Type"] = "application/json"
     conn = http.client.HTTPConnection(HOST, port, timeout=120)
@@ -658,16 +661,16 @@ def _summarise_payload(runs: list[tuple[str, str, dict[str, Any]]]) -> dict[str,
 def against_phases(args: argparse.Namespace) -> list[PhaseSpec]:
     """The A/B run's phases: the framework's ceiling, a single output with and without a
     traceparent, and batches of plain and agent payloads, with the full answer and the
-    compact one (which a commit before it answers in full: it ignores the parameter)."""
-    compact = "/api/v1/outputs/batch/?response=compact"
+    compact one (which a commit before it answers in full: it takes the media type as
+    JSON's)."""
     return [
         PhaseSpec("trivial", "GET", "/api/v1/ping/", 200, args.clients, args.duration),
         _single_spec("single", args),
         _single_spec("single-traceparent", args, traceparent=True),
         _batch_spec("batch", args),
-        _with(_batch_spec("batch-compact", args), path=compact),
+        _batch_spec("batch-compact", args, accept=COMPACT_TYPE),
         _batch_spec("batch-agent", args, payload="agent"),
-        _with(_batch_spec("batch-agent-compact", args, payload="agent"), path=compact),
+        _batch_spec("batch-agent-compact", args, payload="agent", accept=COMPACT_TYPE),
     ]
 
 
@@ -716,6 +719,7 @@ def main_against(args: argparse.Namespace) -> int:
             )
         for side in sides:
             wait_healthy(procs[side], ports[side])
+        compact = {side: _answers_compact(ports[side], tokens[side]) for side in sides}
         machine = machine_facts(pg_version)
         spawn = multiprocessing.get_context("spawn")
         with concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=spawn) as client:
@@ -723,10 +727,13 @@ def main_against(args: argparse.Namespace) -> int:
                 for spec in against_phases(args):
                     for side in sides if r % 2 == 0 else sides[::-1]:
                         tag = f"{run_tag}-{side}-{spec.name}-r{r}"
+                        # A commit without the compact answer refuses its media type
+                        # (406): it is asked for JSON, and answers in full.
+                        asked = spec if compact[side] else _with(spec, accept="application/json")
                         if r == 0 and args.warmup > 0:
-                            warm = _with(spec, duration_s=args.warmup, tag=f"{tag}-w")
+                            warm = _with(asked, duration_s=args.warmup, tag=f"{tag}-w")
                             client.submit(run_phase, warm, ports[side], tokens[side]).result()
-                        measured = _with(spec, tag=tag)
+                        measured = _with(asked, tag=tag)
                         result = client.submit(
                             run_phase, measured, ports[side], tokens[side]
                         ).result()
@@ -773,6 +780,27 @@ def main_against(args: argparse.Namespace) -> int:
     json.dump(report, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0
+
+
+def _answers_compact(port: int, token: str) -> bool:
+    """Whether the server answers a batch in the compact media type (or refuses it, 406)."""
+    conn = http.client.HTTPConnection(HOST, port, timeout=60)
+    try:
+        conn.request(
+            "POST",
+            "/api/v1/outputs/batch/",
+            body=_batch_body(f"probe-{time.time_ns()}", _item_variants(seed=1), 1),
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Content-Type": "application/json",
+                "Accept": COMPACT_TYPE,
+            },
+        )
+        response = conn.getresponse()
+        response.read()
+        return response.status != 406
+    finally:
+        conn.close()
 
 
 def summarise_against(runs: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, Any]:

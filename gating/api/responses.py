@@ -53,6 +53,18 @@ class ModelJSONRenderer(JSONRenderer):
 
 RENDERERS = [ModelJSONRenderer]
 
+# A batch's answer in short (CompactBatchResult), for a client that asks for it by media
+# type. Asked for in the Accept header rather than in the query, so that one URL and one
+# body take either answer, and a client that says nothing gets the full one.
+COMPACT_MEDIA_TYPE = "application/vnd.gatehouse.compact+json"
+
+
+class CompactJSONRenderer(ModelJSONRenderer):
+    media_type = COMPACT_MEDIA_TYPE
+
+
+BATCH_RENDERERS = [ModelJSONRenderer, CompactJSONRenderer]
+
 
 class Page(ResponseModel):
     """A page of a list, with the links to the pages either side."""
@@ -203,14 +215,11 @@ class CompactOutputResult(ResponseModel):
 
 
 class CompactBatchResult(ResponseModel):
-    """A batch's answer with ``?response=compact``: each output's id and decision only,
-    about a twentieth of the full answer's bytes, and cheaper to build."""
+    """A batch's answer with ``Accept: application/vnd.gatehouse.compact+json``: each
+    output's id and decision only, about a twentieth of the full answer's bytes, and
+    cheaper to build."""
 
     outputs: list[CompactOutputResult] = Field(description="In the order of the batch's items.")
-
-
-class BatchAnswer(RootModel[BatchResult | CompactBatchResult]):
-    """A batch's answer: in full by default, compact with ``?response=compact``."""
 
 
 class OutputForReview(OutputResult):

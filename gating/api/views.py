@@ -5,7 +5,6 @@ from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.utils.http import parse_header_parameters
 from drf_spectacular.utils import (
-    OpenApiParameter,
     OpenApiResponse,
     PolymorphicProxySerializer,
     extend_schema,
@@ -23,8 +22,9 @@ from gating.api.filters import OutputFilter
 from gating.api.pagination import OutputCursorPagination
 from gating.api.permissions import require_perm
 from gating.api.responses import (
+    BATCH_RENDERERS,
+    COMPACT_MEDIA_TYPE,
     RENDERERS,
-    BatchAnswer,
     BatchConflict,
     BatchErrors,
     BatchResult,
@@ -35,7 +35,6 @@ from gating.api.responses import (
     Ping,
 )
 from gating.api.serializers import GatewayTaskTypeSerializer, TaskTypeSerializer
-from gating.api.strict import refuse_empty_query_values
 from gating.models import Output, TaskType
 from gating.submissions import (
     BatchSubmission,
@@ -116,16 +115,10 @@ class OutputCollection(generics.ListAPIView):
             return Response(OutputResult.of(output), status=answer)
 
 
-# How a batch is answered: every output in full (OutputResult), or its id and decision.
-BATCH_ANSWERS = {"full": BatchResult, "compact": CompactBatchResult}
-
-
 def _batch_answer(request) -> type[BatchResult] | type[CompactBatchResult]:
-    refuse_empty_query_values(request.query_params, ["response"])
-    shape = request.query_params.get("response", "full")
-    if shape not in BATCH_ANSWERS:
-        raise ValidationError({"response": [f"Must be one of: {', '.join(BATCH_ANSWERS)}."]})
-    return BATCH_ANSWERS[shape]
+    if request.accepted_renderer.media_type == COMPACT_MEDIA_TYPE:
+        return CompactBatchResult
+    return BatchResult
 
 
 @contextmanager
@@ -150,19 +143,13 @@ def _collector_paused():
     summary="Submit up to 1,000 outputs: all are stored or none",
     description="201 when any output is new, 200 when every one is a replay.",
     request=BatchSubmission,
-    parameters=[
-        OpenApiParameter(
-            "response",
-            str,
-            enum=list(BATCH_ANSWERS),
-            default="full",
-            description="full: every output as GET answers it; compact: each output's id, "
-            "external_id, task type and decision only, cheaper to build and to read.",
-        )
-    ],
     responses={
-        201: BatchAnswer,
-        200: BatchAnswer,
+        # Accept: application/json (or nothing) answers every output as GET does; the
+        # compact media type each output's id, external_id, task type and decision only.
+        (201, "application/json"): BatchResult,
+        (201, COMPACT_MEDIA_TYPE): CompactBatchResult,
+        (200, "application/json"): BatchResult,
+        (200, COMPACT_MEDIA_TYPE): CompactBatchResult,
         400: OpenApiResponse(BatchErrors, description="Each bad item under its index."),
         409: OpenApiResponse(
             BatchConflict,
@@ -173,7 +160,7 @@ def _collector_paused():
 )
 @api_view(["POST"])
 @permission_classes([IsAuthenticated, require_perm("gating.add_output")])
-@renderer_classes(RENDERERS)
+@renderer_classes(BATCH_RENDERERS)
 def output_batch_create(request):
     with _gate_span("gatehouse.gate_batch", request) as span, _collector_paused():
         # The batch's objects are gone by the time the collector is on again: only the

@@ -1,5 +1,5 @@
-"""POST /api/v1/outputs/batch/?response=compact: each output's id and decision only, for
-the same storing as a full answer."""
+"""POST /api/v1/outputs/batch/ with Accept: application/vnd.gatehouse.compact+json: each
+output's id and decision only, for the same storing as a full answer."""
 
 import gc
 
@@ -9,18 +9,23 @@ from gating.models import Output
 from tests.factories import SubmissionFactory, TaskTypeFactory
 
 URL = "/api/v1/outputs/batch/"
-COMPACT = f"{URL}?response=compact"
+COMPACT_TYPE = "application/vnd.gatehouse.compact+json"
 
 pytestmark = pytest.mark.django_db
+
+
+def post_compact(client, bodies):
+    return client.post(URL, {"outputs": bodies}, format="json", HTTP_ACCEPT=COMPACT_TYPE)
 
 
 def test_a_compact_answer_names_each_output_and_its_decision(gateway_api):
     TaskTypeFactory(name="held", reviewed_count=0)  # cold start: every output held
     bodies = SubmissionFactory.create_batch(3, task_type="held")
 
-    response = gateway_api.post(COMPACT, {"outputs": bodies}, format="json")
+    response = post_compact(gateway_api, bodies)
 
     assert response.status_code == 201
+    assert response["Content-Type"] == COMPACT_TYPE
     stored = {o.external_id: o for o in Output.objects.all()}
     assert response.json() == {
         "outputs": [
@@ -40,7 +45,7 @@ def test_compact_and_full_answers_agree_on_the_decisions(gateway_api):
     full = gateway_api.post(URL, {"outputs": bodies}, format="json").json()["outputs"]
 
     # The same body again is a replay, answered from what was stored.
-    compact = gateway_api.post(COMPACT, {"outputs": bodies}, format="json")
+    compact = post_compact(gateway_api, bodies)
 
     assert compact.status_code == 200
     assert [(o["id"], o["decision"]) for o in compact.json()["outputs"]] == [
@@ -48,28 +53,26 @@ def test_compact_and_full_answers_agree_on_the_decisions(gateway_api):
     ]
 
 
-def test_full_is_the_default_and_may_be_named(gateway_api):
-    bodies = SubmissionFactory.create_batch(2)
+@pytest.mark.parametrize("accept", ["application/json", "*/*", None])
+def test_the_full_answer_is_the_default(gateway_api, accept):
+    headers = {"HTTP_ACCEPT": accept} if accept else {}
 
-    named = gateway_api.post(f"{URL}?response=full", {"outputs": bodies}, format="json")
-
-    assert set(named.json()["outputs"][0]) >= {"score", "reasons", "thresholds", "trace_id"}
-
-
-@pytest.mark.parametrize(
-    ("query", "message"),
-    [
-        ("response=brief", "Must be one of: full, compact."),
-        ("response=", "Must not be empty: leave the parameter out instead."),
-    ],
-)
-def test_an_unknown_answer_shape_is_refused_and_stores_nothing(gateway_api, query, message):
     response = gateway_api.post(
-        f"{URL}?{query}", {"outputs": SubmissionFactory.create_batch(2)}, format="json"
+        URL, {"outputs": SubmissionFactory.create_batch(2)}, format="json", **headers
     )
 
+    assert response["Content-Type"] == "application/json"
+    assert set(response.json()["outputs"][0]) >= {"score", "reasons", "thresholds", "trace_id"}
+
+
+def test_a_refused_batch_is_answered_in_the_media_type_asked_for(gateway_api):
+    bad = SubmissionFactory.create_batch(2)
+    bad[1]["coherence"] = 2.0
+
+    response = post_compact(gateway_api, bad)
+
     assert response.status_code == 400
-    assert response.json() == {"response": [message]}
+    assert list(response.json()["outputs"]) == ["1"]
     assert not Output.objects.exists()
 
 
@@ -77,7 +80,7 @@ def test_the_cycle_collector_is_on_again_after_a_batch(gateway_api):
     bad = SubmissionFactory.create_batch(2)
     bad[1]["coherence"] = 2.0
 
-    gateway_api.post(COMPACT, {"outputs": SubmissionFactory.create_batch(2)}, format="json")
+    post_compact(gateway_api, SubmissionFactory.create_batch(2))
     assert gc.isenabled()
     gateway_api.post(URL, {"outputs": bad}, format="json")
     assert gc.isenabled()
