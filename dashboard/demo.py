@@ -120,7 +120,7 @@ DEMO_SCORERS = {
 # the defaults (P(bad) <= 1 %, P(edit or bad) <= 5 %, audits up to 25 %), which two weeks
 # at this volume cannot certify; the thresholds page says, per task type, what each lacks.
 DEMO_BUDGETS = {
-    "classify": {"alpha_approve": 0.15, "alpha_bad": 0.05, "audit_rate_budget": 0.8},
+    "classify": {"alpha_approve": 0.2, "alpha_bad": 0.05, "audit_rate_budget": 0.8},
     "summarize": {"alpha_approve": 0.12, "alpha_bad": 0.03, "audit_rate_budget": 0.6},
 }
 
