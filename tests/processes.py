@@ -1,6 +1,7 @@
 """Real Celery processes (worker, beat) for end-to-end tests, on the test's database."""
 
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -35,29 +36,38 @@ def process_env(broker_url: str, **extra: str) -> dict[str, str]:
 def celery_process(args: list[str], env: dict, log_path: Path):
     """``celery -A dashboard <args>``, stopped (before the test database is flushed or
     dropped) when the block ends."""
-    return _process(
+    return running(
         [str(Path(sys.executable).with_name("celery")), "-A", "dashboard", *args], env, log_path
     )
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def relay_process(env: dict, log_path: Path):
     """``manage.py outbox_relay``: what publishes the outbox's tasks, as in production."""
-    return _process([sys.executable, "manage.py", "outbox_relay"], env, log_path)
+    return running([sys.executable, "manage.py", "outbox_relay"], env, log_path)
 
 
 def web_process(env: dict, log_path: Path, port: int):
     """gunicorn serving the app on 127.0.0.1:``port``, as ``make run`` and compose do."""
     gunicorn = str(Path(sys.executable).with_name("gunicorn"))
     command = [gunicorn, "dashboard.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2"]
-    return _process(command, env, log_path)
+    return running(command, env, log_path)
 
 
 @contextmanager
-def _process(command: list[str], env: dict, log_path: Path) -> Iterator[subprocess.Popen]:
+def running(
+    command: list[str], env: dict, log_path: Path, cwd: Path = BASE_DIR
+) -> Iterator[subprocess.Popen]:
+    """``command`` in the background, its output in ``log_path``; stopped (terminated, then
+    killed after 15 s) when the block ends."""
     with log_path.open("w") as log:
-        process = subprocess.Popen(
-            command, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT
-        )
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         yield process
     finally:

@@ -6,7 +6,6 @@ reads its cost map and other lists locally."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from gating.roles import Role
 from gating.tokens import hash_token
 from tests.client.conftest import ALL_PASS, HALF_PASS
 from tests.factories import TaskTypeFactory, UserFactory
+from tests.processes import free_port, running
 
 pytestmark = [pytest.mark.serial, pytest.mark.slow]
 
@@ -88,12 +88,6 @@ OFFLINE = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def closed_url() -> str:
     return f"http://127.0.0.1:{free_port()}"
 
@@ -129,25 +123,11 @@ def proxy(live_server, tmp_path_factory) -> Iterator[str]:
     config.write_text(CONFIG.format(answer=MOCK_ANSWER, down_url=closed_url(), proxy_key=PROXY_KEY))
     port = free_port()
     log_path = folder / "proxy.log"
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            [str(LITELLM), "--config", str(config), "--host", "127.0.0.1", "--port", str(port)],
-            env=proxy_env(live_server.url),
-            cwd=folder,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
+    command = [str(LITELLM), "--config", str(config), "--host", "127.0.0.1", "--port", str(port)]
+    with running(command, proxy_env(live_server.url), log_path, cwd=folder) as process:
+        url = f"http://127.0.0.1:{port}"
         _wait_ready(process, url, log_path)
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def _wait_ready(process: subprocess.Popen, url: str, log_path: Path) -> None:

@@ -2,8 +2,6 @@
 requests that different workers served are summed in one scrape, whichever worker answers.
 """
 
-import socket
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -15,22 +13,15 @@ import pytest
 from django.conf import settings
 from prometheus_client.parser import text_string_to_metric_families
 
-from dashboard.settings.base import BASE_DIR
 from gating.models import Output
 from gating.roles import Role
 from tests.factories import SubmissionFactory, TaskTypeFactory, UserFactory, token_for
-from tests.processes import process_env
+from tests.processes import free_port, process_env, running
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial, pytest.mark.django_db(transaction=True)]
 
 WORKERS = 2
 BATCH_SIZE = 3
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextmanager
@@ -40,19 +31,8 @@ def gunicorn(env: dict, port: int, log_path: Path):
         "-c", "dashboard/gunicorn.conf.py",
         "--bind", f"127.0.0.1:{port}", "--workers", str(WORKERS),
     ]  # fmt: skip
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            command, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT
-        )
-    try:
+    with running(command, env, log_path) as process:
         yield process
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def scrape(base_url: str) -> dict:
