@@ -99,34 +99,18 @@ class GatehouseClient:
             return final
         output_id = _output_id(output)
         deadline = time.monotonic() + timeout
-        etag: str | None = None
-        last: OutputStatus | None = None
-        poll = 0
+        poll = _http.StatusPoll(output_id)
         while True:
-            poll += 1
-            wait: float | None = None
             try:
-                response = self._http.get(
-                    _http.status_path(output_id), headers={"If-None-Match": etag} if etag else {}
-                )
+                response = self._http.get(poll.path, headers=poll.headers())
             except httpx.TransportError:
                 response = None
-            if response is not None and response.status_code in (200, 304):
-                if response.status_code == 200:
-                    last, etag = (
-                        OutputStatus.from_json(response.json()),
-                        response.headers.get("ETag"),
-                    )
-                if last is not None and last.is_final:
-                    return last
-            elif response is not None and not _http.is_transient(response):
-                _http.raise_for_error(response)
-            else:
-                wait = _http.retry_after(response)
+            if (final := poll.read(response)) is not None:
+                return final
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise DecisionTimeout(output_id, timeout, last)
-            time.sleep(min(self.poll.interval(poll) if wait is None else wait, remaining))
+                raise DecisionTimeout(output_id, timeout, poll.last)
+            time.sleep(min(poll.next_wait(self.poll), remaining))
 
     def _send(self, method: str, path: str, **kwargs) -> httpx.Response:
         """One request, retried on network errors, 5xx and 429 by the retry policy."""
@@ -202,34 +186,18 @@ class AsyncGatehouseClient:
             return final
         output_id = _output_id(output)
         deadline = time.monotonic() + timeout
-        etag: str | None = None
-        last: OutputStatus | None = None
-        poll = 0
+        poll = _http.StatusPoll(output_id)
         while True:
-            poll += 1
-            wait: float | None = None
             try:
-                response = await self._http.get(
-                    _http.status_path(output_id), headers={"If-None-Match": etag} if etag else {}
-                )
+                response = await self._http.get(poll.path, headers=poll.headers())
             except httpx.TransportError:
                 response = None
-            if response is not None and response.status_code in (200, 304):
-                if response.status_code == 200:
-                    last, etag = (
-                        OutputStatus.from_json(response.json()),
-                        response.headers.get("ETag"),
-                    )
-                if last is not None and last.is_final:
-                    return last
-            elif response is not None and not _http.is_transient(response):
-                _http.raise_for_error(response)
-            else:
-                wait = _http.retry_after(response)
+            if (final := poll.read(response)) is not None:
+                return final
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise DecisionTimeout(output_id, timeout, last)
-            await asyncio.sleep(min(self.poll.interval(poll) if wait is None else wait, remaining))
+                raise DecisionTimeout(output_id, timeout, poll.last)
+            await asyncio.sleep(min(poll.next_wait(self.poll), remaining))
 
     async def _send(self, method: str, path: str, **kwargs) -> httpx.Response:
         started = time.monotonic()
