@@ -4,6 +4,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from gating.api.responses import CompactJSONRenderer, ModelJSONRenderer
 from gating.exceptions import (
     FieldInvalid,
     GatehouseError,
@@ -30,9 +31,19 @@ def status_for(exc: GatehouseError) -> int:
 
 
 def exception_handler(exc, context):
+    _errors_in_json(context.get("request"))
     if isinstance(exc, GatehouseError):
         return Response(_body(exc), status=status_for(exc))
     return drf_exception_handler(exc, context)
+
+
+def _errors_in_json(request) -> None:
+    """An error to a request that asked for the compact batch answer is application/json,
+    as the schema says of every error: the compact media type is the shape of a batch's
+    success only. DRF renders the response with the request's accepted renderer."""
+    if isinstance(getattr(request, "accepted_renderer", None), CompactJSONRenderer):
+        request.accepted_renderer = ModelJSONRenderer()
+        request.accepted_media_type = ModelJSONRenderer.media_type
 
 
 def _body(exc: GatehouseError) -> dict:

@@ -65,15 +65,24 @@ def test_the_full_answer_is_the_default(gateway_api, accept):
     assert set(response.json()["outputs"][0]) >= {"score", "reasons", "thresholds", "trace_id"}
 
 
-def test_a_refused_batch_is_answered_in_the_media_type_asked_for(gateway_api):
+def test_a_refused_batch_is_answered_in_json_as_the_schema_says_of_errors(gateway_api):
     bad = SubmissionFactory.create_batch(2)
     bad[1]["coherence"] = 2.0
 
     response = post_compact(gateway_api, bad)
 
     assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
     assert list(response.json()["outputs"]) == ["1"]
     assert not Output.objects.exists()
+
+
+def test_a_refused_caller_is_answered_in_json_too(reviewer_api):
+    # A reviewer may not submit outputs.
+    response = post_compact(reviewer_api, SubmissionFactory.create_batch(1))
+
+    assert response.status_code == 403
+    assert response["Content-Type"] == "application/json"
 
 
 def test_the_cycle_collector_is_on_again_after_a_batch(gateway_api):
