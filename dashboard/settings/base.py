@@ -330,9 +330,18 @@ if not 0.1 <= METRICS_DB_TIMEOUT_SECONDS <= 30:
 
 # Logs: readable text here, JSON lines in production (LOG_FORMAT). Every line carries the
 # request's id; gating.request_log writes one access line per request, never a body.
-LOG_FORMAT = env.str("LOG_FORMAT", default="text")
-if LOG_FORMAT not in ("text", "json"):
-    raise ImproperlyConfigured(f"LOG_FORMAT must be text or json, not {LOG_FORMAT!r}.")
+LOG_FORMATS = ("text", "json")
+
+
+def log_format_from_env(default: str) -> str:
+    """LOG_FORMAT, one of LOG_FORMATS; production's default differs from this mode's."""
+    value = env.str("LOG_FORMAT", default=default)
+    if value not in LOG_FORMATS:
+        raise ImproperlyConfigured(f"LOG_FORMAT must be text or json, not {value!r}.")
+    return value
+
+
+LOG_FORMAT = log_format_from_env("text")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -7,7 +7,7 @@ DATABASE_URL or REDIS_URL stops the process at start rather than falling back.
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import LOGGING, REDIS_TRANSPORT_OPTIONS, env
+from .base import LOGGING, REDIS_TRANSPORT_OPTIONS, env, log_format_from_env
 
 SECRET_KEY = env.str("SECRET_KEY").strip()
 if not SECRET_KEY:
@@ -42,7 +42,5 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
 # JSON lines, one object a line, for the log store; LOG_FORMAT=text for reading by eye.
-LOG_FORMAT = env.str("LOG_FORMAT", default="json")
-if LOG_FORMAT not in ("text", "json"):
-    raise ImproperlyConfigured(f"LOG_FORMAT must be text or json, not {LOG_FORMAT!r}.")
+LOG_FORMAT = log_format_from_env("json")
 LOGGING["handlers"]["console"]["formatter"] = LOG_FORMAT
