@@ -19,6 +19,8 @@ import uuid
 from collections import Counter
 from contextvars import ContextVar
 
+from django.utils.encoding import escape_uri_path
+
 from gating.ingest_answers import answered_decisions, ingest_route
 
 access_logger = logging.getLogger("gatehouse.access")
@@ -77,7 +79,8 @@ def access_fields(request, response, seconds: float) -> dict:
     user = getattr(request, "user", None)
     fields = {
         "method": request.method,
-        "path": request.path,
+        # As it came, percent-encoded: a decoded %0A would start a forged line in the text log.
+        "path": escape_uri_path(request.path),
         "status": response.status_code,
         "duration_ms": round(seconds * 1000, 2),
         "user": user.get_username() if user is not None and user.is_authenticated else None,

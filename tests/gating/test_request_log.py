@@ -176,3 +176,11 @@ def test_base_settings_log_text_and_production_json():
     assert done.returncode == 0, done.stderr
     line = json.loads(done.stderr.strip().splitlines()[-1])
     assert line["logger"] == "probe" and line["message"] == "hello" and line["request_id"] == "-"
+
+
+def test_a_path_cannot_forge_a_line_in_the_text_log(log_lines):
+    stream = log_lines("text")
+    Client().get("/no-such-page%0AINFO gatehouse.access [forged] GET / 200")
+    lines = stream.getvalue().splitlines()
+    assert len([line for line in lines if "gatehouse.access" in line]) == 1
+    assert "/no-such-page%0AINFO" in stream.getvalue()
