@@ -114,6 +114,12 @@ class GatehouseGuardrail(CustomGuardrail):
     async def async_post_call_success_hook(self, data: dict, user_api_key_dict, response):
         if not isinstance(response, ModelResponse):
             return response
+        if len(response.choices) != 1:
+            # The gate judges one output: another choice would go out unjudged.
+            raise self._blocked(
+                f"The Gatehouse guardrail judges one choice a response, not "
+                f"{len(response.choices)}: send n: 1."
+            )
         try:
             submission = submission_for(data, response, self.defaults)
             result = await self.client().submit(submission)

@@ -153,7 +153,9 @@ def gatehouse(gatehouse):
     return gatehouse
 
 
-def chat(proxy: str, guardrail: str, stream: bool = False, **gatehouse_metadata) -> httpx.Response:
+def chat(
+    proxy: str, guardrail: str, stream: bool = False, n: int = 1, **gatehouse_metadata
+) -> httpx.Response:
     return httpx.post(
         f"{proxy}/v1/chat/completions",
         headers={"Authorization": f"Bearer {PROXY_KEY}"},
@@ -163,6 +165,7 @@ def chat(proxy: str, guardrail: str, stream: bool = False, **gatehouse_metadata)
             "guardrails": [guardrail],
             "metadata": {"gatehouse": gatehouse_metadata},
             "stream": stream,
+            "n": n,
         },
         timeout=60,
     )
@@ -254,3 +257,12 @@ def test_a_streamed_response_is_refused(proxy, gatehouse):
     assert response.status_code == 400
     assert "Streamed responses cannot pass the Gatehouse guardrail" in response.text
     assert MOCK_ANSWER not in response.text
+
+
+def test_a_response_of_several_choices_is_refused(proxy, gatehouse):
+    response = chat(proxy, "gatehouse-block", n=2, validators=ALL_PASS)
+
+    assert response.status_code == 400, response.text
+    assert "judges one choice a response, not 2" in response.text
+    assert MOCK_ANSWER not in response.text
+    assert not Output.objects.exists()
