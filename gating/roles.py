@@ -62,6 +62,8 @@ _REVIEWER = {
     "gating.view_tasktype",
     "gating.view_reviewitem",
     "gating.review_items",
+    "gating.view_comment",
+    "gating.add_comment",
 }
 _LEAD = _REVIEWER | {
     "gating.adjudicate_items",

@@ -9,4 +9,5 @@ urlpatterns = [
     path("queue/bulk/", views.queue_bulk, name="queue-bulk"),
     path("review/<int:item_id>/", views.review_page, name="review"),
     path("review/<int:item_id>/diff/", views.review_diff, name="review-diff"),
+    path("review/<int:item_id>/comments/", views.review_comment, name="review-comment"),
 ]

@@ -16,12 +16,12 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from gating import diffs, reviews, selectors
+from gating import comments, diffs, reviews, selectors
 from gating.api.filters import ReviewItemFilter, queue_filter_data, queue_filterset
 from gating.api.serializers import BulkDecisionSerializer
-from gating.exceptions import DecisionInvalid
+from gating.exceptions import DecisionInvalid, FieldInvalid
 from gating.formatting import pretty_json
-from gating.models import Review, ReviewItem
+from gating.models import COMMENT_MAX_CHARS, Output, Review, ReviewItem
 from gating.roles import page_for
 from gating.scorers import interval
 
@@ -179,6 +179,7 @@ def review_page(request, item_id: int):
             "reject_reasons": settings.REVIEW_REJECT_REASONS,
             "undo_seconds": settings.REVIEW_UNDO_SECONDS,
             "filters": _filter_params(request.GET),
+            **comments_context(request, output, action=reverse("review-comment", args=[item.pk])),
         },
     )
 
@@ -199,6 +200,41 @@ def review_diff(request, item_id: int):
         "gating/_diff.html",
         {"segments": diffs.word_diff(original, edited), "changed": edited != original},
     )
+
+
+# --------------------------------------------------------------------------- comments
+
+
+def comments_context(request, output: Output, *, action: str) -> dict:
+    """What templates/gating/_comments.html shows: the thread to those who may read it, and
+    the form, posting to ``action``, to those who may add to it."""
+    if not request.user.has_perm("gating.view_comment"):
+        return {}
+    can_add = request.user.has_perm("gating.add_comment")
+    return {
+        "comments": comments.comments_of(output),
+        "comment_action": action if can_add else None,
+        "comment_max_chars": COMMENT_MAX_CHARS,
+    }
+
+
+def comment_from_form(request, output: Output) -> None:
+    """Add the posted comment, saying in a message what was wrong with it if anything."""
+    try:
+        comments.comment_add(output=output, author=request.user, text=request.POST.get("text", ""))
+    except FieldInvalid as error:
+        messages.error(request, f"The comment was not added: {error}")
+
+
+@page_for("gating.add_comment")
+@require_POST
+def review_comment(request, item_id: int):
+    """A comment from the review page, which it goes back to. Whoever may comment may
+    comment on any output, through the API too, so holding the item is not required."""
+    item = get_object_or_404(ReviewItem.objects.select_related("output"), pk=item_id)
+    comment_from_form(request, item.output)
+    page = _with_filters(reverse("review", args=[item.pk]), _filter_params(request.POST))
+    return redirect(f"{page}#comments")
 
 
 # --------------------------------------------------------------------------- bulk

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.db.models import Q, QuerySet
-from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_GET
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.filters import (
     DashboardFilter,
@@ -27,6 +28,7 @@ from gating.models import AuditEvent, Output, Review, ReviewItem, WebhookDeliver
 from gating.roles import page_for
 from gating.scoring import Decision
 from gating.selectors import outputs_matching, outputs_visible_to, score_band_problem
+from gating.views import comment_from_form, comments_context
 
 PAGE_SIZE = 50
 _TEXT_MAX = 200
@@ -213,5 +215,15 @@ def output(request, pk: int):
         "reviews": reviews,
         "events": [(e, pretty_json(e.before), pretty_json(e.after)) for e in events],
         "deliveries": deliveries,
+        **comments_context(request, found, action=reverse("dashboard-output-comment", args=[pk])),
     }
     return render(request, "dashboard/output.html", context)
+
+
+@require_POST
+@page_for("gating.add_comment")
+def output_comment(request, pk: int):
+    """A comment from the output's page, which it goes back to."""
+    found = get_object_or_404(outputs_visible_to(request.user), pk=pk)
+    comment_from_form(request, found)
+    return redirect(f"{reverse('dashboard-output', args=[pk])}#comments")

@@ -18,6 +18,11 @@ urlpatterns = [
     ),
     path("dashboard/outputs/", outputs.outputs, name="dashboard-outputs"),
     path("dashboard/outputs/<int:pk>/", outputs.output, name="dashboard-output"),
+    path(
+        "dashboard/outputs/<int:pk>/comments/",
+        outputs.output_comment,
+        name="dashboard-output-comment",
+    ),
     path("dashboard/thresholds/", thresholds.thresholds, name="dashboard-thresholds"),
     path("dashboard/thresholds/cycle/", thresholds.cycle_run, name="dashboard-cycle-run"),
 ]

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, StringConstraints
 from rest_framework.renderers import JSONRenderer
 from typing_extensions import TypedDict
 
-from gating.models import Output, Review, ReviewItem
+from gating.models import Comment, Output, Review, ReviewItem
 from gating.scorers.interval import WIDE_INTERVAL, is_wide
 from gating.scoring import Decision, Guarantee
 
@@ -366,6 +366,31 @@ class BulkDecisionResult(ResponseModel):
 
 class Ping(ResponseModel):
     ok: bool
+
+
+# ---------------------------------------------------------------------------- comments
+
+
+class CommentAnswer(ResponseModel):
+    id: int
+    output: int
+    author: str = Field(description="The author's username.")
+    text: str = Field(description="Plain text as written, stripped: never HTML or Markdown.")
+    created_at: datetime
+
+    @classmethod
+    def of(cls, comment: Comment) -> CommentAnswer:
+        return cls(
+            id=comment.pk,
+            output=comment.output_id,
+            author=comment.author.username,
+            text=comment.text,
+            created_at=comment.created_at,
+        )
+
+
+class CommentThread(RootModel[list[CommentAnswer]]):
+    """An output's comments, oldest first."""
 
 
 # ---------------------------------------------------------------------------- errors

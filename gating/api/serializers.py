@@ -6,7 +6,7 @@ from rest_framework.fields import empty
 from gating import gate_settings, services
 from gating.api.filters import IDENTIFIER_SCHEMA, NAMES_SCHEMA, SCORE_FILTER_MAX
 from gating.api.strict import EMPTY_VALUE, StrictModelSerializer, StrictSerializer
-from gating.models import Review, ReviewItem, TaskType
+from gating.models import COMMENT_MAX_CHARS, Review, ReviewItem, TaskType
 from gating.selectors import score_band_problem
 from gating.submissions import identifier_problem
 
@@ -181,3 +181,29 @@ class TaskTypeSerializer(StrictModelSerializer):
         max_length=services.REASON_MAX_LENGTH,
         help_text="Why the change is made: kept in the audit log with it.",
     )
+
+
+# What gating.comments.comment_text_clean takes, exactly, for the schema: stripped of white
+# space (Python's, which str.strip and the regex's \s share), 1 to COMMENT_MAX_CHARS
+# characters, no NUL (which PostgreSQL's text cannot hold). The raw text has no length of
+# its own to state: only its stripped length counts.
+COMMENT_TEXT_SCHEMA = {
+    "type": "string",
+    "minLength": 1,
+    "pattern": rf"^\s*[^\s\u0000](?:[^\u0000]{{0,{COMMENT_MAX_CHARS - 2}}}[^\s\u0000])?\s*$",
+    "description": f"Plain text, 1 to {COMMENT_MAX_CHARS} characters once stripped of "
+    "surrounding white space.",
+}
+
+
+@extend_schema_field(COMMENT_TEXT_SCHEMA)
+class CommentTextInput(serializers.CharField):
+    """A comment's text as sent: its rules are the service's (gating.comments), which names
+    the field, so that the API and the pages refuse the same texts in the same words."""
+
+    def __init__(self, **kwargs):
+        super().__init__(trim_whitespace=False, **kwargs)
+
+
+class CommentInput(StrictSerializer):
+    text = CommentTextInput()

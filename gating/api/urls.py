@@ -1,12 +1,13 @@
 from django.urls import path
 
-from gating.api import queue_views, status_views, views
+from gating.api import comment_views, queue_views, status_views, views
 
 urlpatterns = [
     path("outputs/", views.OutputCollection.as_view(), name="api-outputs"),
     path("outputs/batch/", views.output_batch_create, name="api-outputs-batch"),
     path("outputs/<int:pk>/", views.output_detail, name="api-output-detail"),
     path("outputs/<int:pk>/status/", status_views.output_status, name="api-output-status"),
+    path("outputs/<int:pk>/comments/", comment_views.output_comments, name="api-output-comments"),
     path("task-types/", views.TaskTypeList.as_view(), name="api-task-types"),
     path("task-types/<str:name>/", views.TaskTypeDetail.as_view(), name="api-task-type-detail"),
     path("ping/", views.ping, name="api-ping"),

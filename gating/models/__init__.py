@@ -1,6 +1,7 @@
 """The gating app's models, one module per concern."""
 
 from gating.models.audit import AuditEvent
+from gating.models.comments import COMMENT_MAX_CHARS, Comment
 from gating.models.gateways import GatewaySettings, TaskTypeCreation
 from gating.models.outbox import OutboxMessage
 from gating.models.outputs import (
@@ -16,9 +17,11 @@ from gating.models.queue import Review, ReviewItem
 from gating.models.webhooks import Webhook, WebhookAttempt, WebhookDelivery
 
 __all__ = [
+    "COMMENT_MAX_CHARS",
     "DEFAULT_FACT_CHECK_VALIDATORS",
     "ApiToken",
     "AuditEvent",
+    "Comment",
     "GatewaySettings",
     "OutboxMessage",
     "Output",

@@ -22,6 +22,7 @@ class AuditEvent(models.Model):
         ALERT_ACKNOWLEDGE = "alert_acknowledge", "Alert acknowledged"
         ALERT_RESOLVE = "alert_resolve", "Alert resolved"
         SCORING_FAULT = "scoring_fault", "Scoring fault"
+        COMMENT = "comment", "Comment"
 
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL,

@@ -333,6 +333,44 @@ def alert_acknowledge(call, people):
     api(409, at={"id": alert.pk}, body={"note": "again"})
 
 
+def _output_of(gateway) -> int:
+    return (
+        call_api(gateway).post("/api/v1/outputs/", SubmissionFactory(), format="json").json()["id"]
+    )
+
+
+def call_api(user) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token_for(user)}")
+    return client
+
+
+def comments_list(call, people):
+    at = {"id": _output_of(people[Role.GATEWAY])}
+    call("post", "/api/v1/outputs/{id}/comments/", people[Role.LEAD])(
+        201, at=at, body={"text": "seen"}
+    )
+    api = call("get", "/api/v1/outputs/{id}/comments/", people[Role.REVIEWER])
+    assert [c["text"] for c in api(200, at=at).json()] == ["seen"]
+    api(404, at={"id": 999_999})
+    call("get", "/api/v1/outputs/{id}/comments/", people[Role.GATEWAY])(403, at=at)
+    call("get", "/api/v1/outputs/{id}/comments/")(401, at=at)
+
+
+def comment_add(call, people):
+    at = {"id": _output_of(people[Role.GATEWAY])}
+    api = call("post", "/api/v1/outputs/{id}/comments/", people[Role.REVIEWER])
+    assert api(201, at=at, body={"text": " why this score? "}).json()["text"] == "why this score?"
+    api(400, at=at, body={"text": "   "})
+    api(400, at=at, body={"text": "x", "colour": "blue"})
+    api(400, at=at, body={"text": 1})
+    api(404, at={"id": 999_999}, body={"text": "x"})
+    api(415, at=at, body="text=x", content_type=FORM)
+    call("post", "/api/v1/outputs/{id}/comments/", people[Role.GATEWAY])(
+        403, at=at, body={"text": "x"}
+    )
+
+
 # --------------------------------------------------------------------------- metrics
 
 
@@ -365,6 +403,8 @@ SCENARIOS = {
     ("post", "/api/v1/outputs/batch/"): outputs_batch,
     ("get", "/api/v1/outputs/{id}/"): outputs_detail,
     ("get", "/api/v1/outputs/{id}/status/"): outputs_status,
+    ("get", "/api/v1/outputs/{id}/comments/"): comments_list,
+    ("post", "/api/v1/outputs/{id}/comments/"): comment_add,
     ("get", "/api/v1/task-types/"): task_types_list,
     ("get", "/api/v1/task-types/{name}/"): task_type_detail,
     ("patch", "/api/v1/task-types/{name}/"): task_type_patch,
