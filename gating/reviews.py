@@ -22,10 +22,10 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.db.models.lookups import In
 from django.utils import timezone
 
-from gating import bulk, rounds, selectors, webhooks
+from gating import bulk, rounds, rubrics, selectors, webhooks
 from gating.audit import audit_record, audit_record_each
-from gating.exceptions import DecisionInvalid, NotFound, ReviewConflict
-from gating.models import AuditEvent, Output, Review, ReviewItem, TaskModelStats, TaskType
+from gating.exceptions import DecisionInvalid, FieldInvalid, NotFound, ReviewConflict
+from gating.models import AuditEvent, Output, Review, ReviewItem, Rubric, TaskModelStats, TaskType
 from gating.rounds import Round
 from gating.scoring import Decision
 
@@ -293,10 +293,44 @@ class DecisionInput:
     note: str = ""
     # A modify of taste: the output was fine (docs/review-queue.md).
     style_only: bool = False
+    # The rubric's scores by dimension name (gating.rubrics), and the version the reviewer
+    # was shown: a decision scored against an older version than the one in force is
+    # refused rather than stored against dimensions it was not given for.
+    scores: dict | None = None
+    rubric_version: int | None = None
 
 
-def _check_decision(decision: DecisionInput, original: str) -> None:
-    """Raise DecisionInvalid naming the field, before anything is written."""
+@dataclass(frozen=True)
+class Scored:
+    """A checked decision's rubric version and scores, as they are stored."""
+
+    rubric: Rubric | None
+    scores: dict
+
+
+def _check_scores(decision: DecisionInput, rubric: Rubric | None) -> Scored:
+    if rubric is None:
+        if decision.scores:
+            raise DecisionInvalid("scores", "This task type has no rubric: send no scores.")
+        if decision.rubric_version is not None:
+            raise DecisionInvalid("rubric_version", "This task type has no rubric.")
+        return Scored(rubric=None, scores={})
+    if decision.rubric_version is not None and decision.rubric_version != rubric.version:
+        raise DecisionInvalid(
+            "rubric_version",
+            f"The rubric is now version {rubric.version}, not {decision.rubric_version}: "
+            "reload the item and score it again.",
+        )
+    try:
+        scores = rubrics.scores_clean(rubric.dimensions, decision.scores or {})
+    except FieldInvalid as error:
+        raise DecisionInvalid(error.field, str(error)) from None
+    return Scored(rubric=rubric, scores=scores)
+
+
+def _check_decision(decision: DecisionInput, original: str, rubric: Rubric | None) -> Scored:
+    """Raise DecisionInvalid naming the field, before anything is written; the rubric's
+    scores as they are stored otherwise."""
     if decision.action not in Action.values:
         raise DecisionInvalid("action", f"Must be one of {', '.join(Action.values)}.")
     if decision.action == Action.MODIFY:
@@ -317,6 +351,7 @@ def _check_decision(decision: DecisionInput, original: str) -> None:
         raise DecisionInvalid("reason", f"A reject needs one of: {', '.join(reasons)}.")
     if decision.action != Action.REJECT and decision.reason:
         raise DecisionInvalid("reason", "Only a reject takes a reason code; use note instead.")
+    return _check_scores(decision, rubric)
 
 
 def reason_label(code: str) -> str:
@@ -334,8 +369,9 @@ def item_decide(
     now = now or timezone.now()
     with transaction.atomic():
         item = _held_item(item_id, reviewer)
-        _check_decision(decision, item.output.output_text)
-        (review,) = _reviews_store([(item, reviewer, decision, now)])
+        rubric = rubrics.rubric_in_force(item.task_type_id)
+        scored = _check_decision(decision, item.output.output_text, rubric)
+        (review,) = _reviews_store([(item, reviewer, decision, now, scored)])
     return review
 
 
@@ -381,9 +417,13 @@ def decisions_record(decisions: list[RecordedDecision]) -> list[Review]:
                 "output_id", "reviewer_id"
             )
         )
+        rubric_of = rubrics.rubrics_in_force(i.task_type_id for i in items.values())
+        scored = {}
         for d in decisions:
             item = items[d.item.pk]
-            _check_decision(d.decision, item.output.output_text)
+            scored[item.pk] = _check_decision(
+                d.decision, item.output.output_text, rubric_of.get(item.task_type_id)
+            )
             if (item.output_id, d.reviewer.pk) in judged:
                 raise DecisionInvalid(
                     "reviewer", f"{d.reviewer} already judged output {item.output_id}."
@@ -395,13 +435,16 @@ def decisions_record(decisions: list[RecordedDecision]) -> list[Review]:
                     "only a lead may.",
                 )
         return _reviews_store(
-            [(items[d.item.pk], d.reviewer, d.decision, d.decided_at) for d in decisions]
+            [
+                (items[d.item.pk], d.reviewer, d.decision, d.decided_at, scored[d.item.pk])
+                for d in decisions
+            ]
         )
 
 
 def _reviews_store(decided: list[tuple]) -> list[Review]:
-    """Store checked (item, reviewer, decision, at) decisions on locked open items, and
-    close each slot with its review (``_slots_close``)."""
+    """Store checked (item, reviewer, decision, at, scored) decisions on locked open items,
+    and close each slot with its review (``_slots_close``)."""
     reviews = Review.objects.bulk_create(
         (
             Review(
@@ -414,15 +457,17 @@ def _reviews_store(decided: list[tuple]) -> list[Review]:
                 reason=decision.reason,
                 note=decision.note,
                 decided_at=at,
+                rubric=scored.rubric,
+                scores=scored.scores,
             )
-            for item, reviewer, decision, at in decided
+            for item, reviewer, decision, at, scored in decided
         ),
         batch_size=5000,
     )
     _slots_close(
         [
             Closing(item=item, at=at, review=review)
-            for (item, _, _, at), review in zip(decided, reviews, strict=True)
+            for (item, _, _, at, _), review in zip(decided, reviews, strict=True)
         ]
     )
     return reviews
@@ -529,6 +574,7 @@ def _review_summary(review: Review) -> dict:
         "reason": review.reason,
         "note": review.note,
         "is_bulk": review.is_bulk,
+        **rubrics.review_scores(review),
     }
 
 

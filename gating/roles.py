@@ -64,6 +64,7 @@ _REVIEWER = {
     "gating.review_items",
     "gating.view_comment",
     "gating.add_comment",
+    "gating.view_rubric",
 }
 _LEAD = _REVIEWER | {
     "gating.adjudicate_items",
@@ -79,6 +80,7 @@ _LEAD = _REVIEWER | {
 }
 _ADMIN = _LEAD | {
     "gating.change_tasktype",
+    "gating.add_rubric",
     "gating.view_validator",
     "gating.change_validator",
     "gating.view_auditevent",

@@ -31,6 +31,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from gating import rubrics
 from gating.audit import audit_record
 from gating.models import AuditEvent, Output, Webhook, WebhookAttempt, WebhookDelivery
 from gating.outbox import outbox_enqueue_many
@@ -99,6 +100,7 @@ def event_payload(*, output: Output, event_type: str, review=None) -> dict:
             "reason": review.reason,
             "note": review.note,
             "is_bulk": review.is_bulk,
+            **rubrics.review_scores(review),
         }
     return payload
 

@@ -206,6 +206,8 @@ def queue_decision(request, item_id: int):
             reason=data["reason"],
             note=data["note"],
             style_only=data["style_only"],
+            scores=data["scores"],
+            rubric_version=data.get("rubric_version"),
         ),
     )
     return Response(ReviewResult.of(review), status=status.HTTP_201_CREATED)

@@ -24,7 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, StringConstraints
 from rest_framework.renderers import JSONRenderer
 from typing_extensions import TypedDict
 
-from gating.models import Comment, Output, Review, ReviewItem
+from gating import rubrics
+from gating.models import Comment, Output, Review, ReviewItem, Rubric
 from gating.scorers.interval import WIDE_INTERVAL, is_wide
 from gating.scoring import Decision, Guarantee
 
@@ -268,6 +269,14 @@ class ReviewResult(ResponseModel):
     note: str
     is_bulk: bool
     decided_at: datetime
+    rubric_version: int | None = Field(
+        description="The version of the task type's rubric the scores are for; null where "
+        "the task type had no rubric, and for bulk decisions."
+    )
+    scores: dict[str, float | str | bool] = Field(
+        description="The rubric's scores by dimension name; optional dimensions left "
+        "unscored are absent."
+    )
 
     @classmethod
     def of(cls, review: Review) -> ReviewResult:
@@ -283,6 +292,7 @@ class ReviewResult(ResponseModel):
             note=review.note,
             is_bulk=review.is_bulk,
             decided_at=review.decided_at,
+            **rubrics.review_scores(review),
         )
 
 
@@ -391,6 +401,48 @@ class CommentAnswer(ResponseModel):
 
 class CommentThread(RootModel[list[CommentAnswer]]):
     """An output's comments, oldest first."""
+
+
+class RubricDimension(TypedDict):
+    """A score dimension: numeric (a number from minimum to maximum), categorical (one of
+    its choices) or boolean."""
+
+    name: str
+    label: str
+    kind: rubrics.Kind
+    required: bool
+    help: str
+    minimum: NotRequired[float]
+    maximum: NotRequired[float]
+    choices: NotRequired[list[str]]
+
+
+class RubricAnswer(ResponseModel):
+    task_type: str
+    version: int
+    instructions: str = Field(description="Markdown, as written.")
+    instructions_html: str = Field(
+        description="The instructions rendered without raw HTML and sanitised: safe to show."
+    )
+    dimensions: list[RubricDimension]
+    created_by: str | None = Field(description="The admin who saved this version.")
+    created_at: datetime
+
+    @classmethod
+    def of(cls, rubric: Rubric) -> RubricAnswer:
+        return cls(
+            task_type=rubric.task_type.name,
+            version=rubric.version,
+            instructions=rubric.instructions,
+            instructions_html=rubrics.instructions_html(rubric.instructions),
+            dimensions=rubric.dimensions,
+            created_by=rubric.created_by.username if rubric.created_by else None,
+            created_at=rubric.created_at,
+        )
+
+
+class RubricVersions(RootModel[list[RubricAnswer]]):
+    """Every version of a task type's rubric, newest first."""
 
 
 # ---------------------------------------------------------------------------- errors

@@ -3,12 +3,34 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import empty
 
-from gating import gate_settings, services
+from gating import gate_settings, rubrics, services
 from gating.api.filters import IDENTIFIER_SCHEMA, NAMES_SCHEMA, SCORE_FILTER_MAX
 from gating.api.strict import EMPTY_VALUE, StrictModelSerializer, StrictSerializer
 from gating.models import COMMENT_MAX_CHARS, Review, ReviewItem, TaskType
 from gating.selectors import score_band_problem
 from gating.submissions import identifier_problem
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "maxProperties": rubrics.MAX_DIMENSIONS,
+        "additionalProperties": {
+            "oneOf": [{"type": "number"}, {"type": "string"}, {"type": "boolean"}]
+        },
+    }
+)
+class ScoresField(serializers.JSONField):
+    """A rubric's scores: a JSON object, or in a form body the JSON text of one (the review
+    page sends it so). Each value is checked against its dimension by gating.rubrics."""
+
+    default_error_messages = {"invalid": "Must be an object of dimension names and values."}
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not isinstance(value, dict):
+            self.fail("invalid")
+        return value
 
 
 class DecisionSerializer(StrictSerializer):
@@ -28,6 +50,21 @@ class DecisionSerializer(StrictSerializer):
     )
     reason = serializers.CharField(required=False, allow_blank=True, max_length=50, default="")
     note = serializers.CharField(required=False, allow_blank=True, max_length=5_000, default="")
+    scores = ScoresField(
+        required=False,
+        default=dict,
+        help_text="The task type's rubric scores by dimension name: a number in a numeric "
+        "dimension's range, one of a categorical dimension's choices, or true or false. Every "
+        "required dimension must be scored; the rules are the rubric's (GET "
+        "/api/v1/task-types/{name}/rubric/).",
+    )
+    rubric_version = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=2**31 - 1,
+        help_text="The rubric version you scored against; a decision on an older version "
+        "than the one in force is refused.",
+    )
 
 
 @extend_schema_field(IDENTIFIER_SCHEMA)
@@ -207,3 +244,62 @@ class CommentTextInput(serializers.CharField):
 
 class CommentInput(StrictSerializer):
     text = CommentTextInput()
+
+
+_DIMENSION_COMMON = {
+    "name": {"type": "string", "pattern": rubrics.NAME_PATTERN.pattern.removesuffix(r"\Z") + "$"},
+    "label": {"type": "string", "minLength": 1, "maxLength": rubrics.LABEL_MAX_CHARS},
+    "required": {"type": "boolean"},
+    "help": {"type": "string", "maxLength": rubrics.HELP_MAX_CHARS},
+}
+_NUMBER_BOUND = {
+    "type": "number",
+    "minimum": -rubrics.NUMBER_LIMIT,
+    "maximum": rubrics.NUMBER_LIMIT,
+}
+_DIMENSION_KEYS = {
+    rubrics.Kind.NUMERIC: {"minimum": _NUMBER_BOUND, "maximum": _NUMBER_BOUND},
+    rubrics.Kind.CATEGORICAL: {
+        "choices": {
+            "type": "array",
+            "minItems": 2,
+            "maxItems": rubrics.MAX_CHOICES,
+            "items": {"type": "string", "minLength": 1, "maxLength": rubrics.CHOICE_MAX_CHARS},
+        }
+    },
+    rubrics.Kind.BOOLEAN: {},
+}
+DIMENSIONS_SCHEMA = {
+    "type": "array",
+    "maxItems": rubrics.MAX_DIMENSIONS,
+    "items": {
+        "oneOf": [
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["name", "label", "kind", *extra],
+                "properties": {
+                    **_DIMENSION_COMMON,
+                    "kind": {"type": "string", "enum": [kind.value]},
+                    **extra,
+                },
+            }
+            for kind, extra in _DIMENSION_KEYS.items()
+        ]
+    },
+}
+
+
+@extend_schema_field(DIMENSIONS_SCHEMA)
+class DimensionsField(serializers.JSONField):
+    """The rubric's dimensions, checked by gating.rubrics.dimensions_clean, which names the
+    dimension and key at fault."""
+
+
+class RubricInput(StrictSerializer):
+    """A rubric's new version: Markdown instructions and the score dimensions."""
+
+    instructions = serializers.CharField(
+        allow_blank=True, trim_whitespace=False, max_length=rubrics.INSTRUCTIONS_MAX_CHARS
+    )
+    dimensions = DimensionsField()

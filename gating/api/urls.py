@@ -1,6 +1,6 @@
 from django.urls import path
 
-from gating.api import comment_views, queue_views, status_views, views
+from gating.api import comment_views, queue_views, rubric_views, status_views, views
 
 urlpatterns = [
     path("outputs/", views.OutputCollection.as_view(), name="api-outputs"),
@@ -10,6 +10,16 @@ urlpatterns = [
     path("outputs/<int:pk>/comments/", comment_views.output_comments, name="api-output-comments"),
     path("task-types/", views.TaskTypeList.as_view(), name="api-task-types"),
     path("task-types/<str:name>/", views.TaskTypeDetail.as_view(), name="api-task-type-detail"),
+    path(
+        "task-types/<str:name>/rubric/",
+        rubric_views.task_type_rubric,
+        name="api-task-type-rubric",
+    ),
+    path(
+        "task-types/<str:name>/rubric/versions/",
+        rubric_views.task_type_rubric_versions,
+        name="api-task-type-rubric-versions",
+    ),
     path("ping/", views.ping, name="api-ping"),
     path("queue/", queue_views.QueueList.as_view(), name="api-queue"),
     path("queue/summary/", queue_views.queue_summary, name="api-queue-summary"),

@@ -14,6 +14,7 @@ from gating.models.outputs import (
     Validator,
 )
 from gating.models.queue import Review, ReviewItem
+from gating.models.rubrics import Rubric
 from gating.models.webhooks import Webhook, WebhookAttempt, WebhookDelivery
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "Output",
     "Review",
     "ReviewItem",
+    "Rubric",
     "TaskModelStats",
     "TaskType",
     "TaskTypeCreation",

@@ -23,6 +23,7 @@ class AuditEvent(models.Model):
         ALERT_RESOLVE = "alert_resolve", "Alert resolved"
         SCORING_FAULT = "scoring_fault", "Scoring fault"
         COMMENT = "comment", "Comment"
+        RUBRIC_EDIT = "rubric_edit", "Rubric edit"
 
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL,

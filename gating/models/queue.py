@@ -203,6 +203,13 @@ class Review(models.Model):
     # learning cycles leave them out.
     is_bulk = models.BooleanField(default=False)
     decided_at = models.DateTimeField()
+    # The rubric version the reviewer scored against, and the scores by dimension name as
+    # gating.rubrics.scores_clean left them; null and empty where the task type had no
+    # rubric, and for bulk decisions.
+    rubric = models.ForeignKey(
+        "gating.Rubric", on_delete=models.PROTECT, null=True, blank=True, related_name="reviews"
+    )
+    scores = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-decided_at", "-id"]
