@@ -36,7 +36,7 @@ NUMBER_LIMIT = 1_000_000
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,39}\Z")
 
 
-class Kind(StrEnum):
+class DimensionKind(StrEnum):
     NUMERIC = "numeric"
     CATEGORICAL = "categorical"
     BOOLEAN = "boolean"
@@ -44,9 +44,9 @@ class Kind(StrEnum):
 
 _COMMON_KEYS = {"name", "label", "kind", "required", "help"}
 KEYS = {
-    Kind.NUMERIC: _COMMON_KEYS | {"minimum", "maximum"},
-    Kind.CATEGORICAL: _COMMON_KEYS | {"choices"},
-    Kind.BOOLEAN: _COMMON_KEYS,
+    DimensionKind.NUMERIC: _COMMON_KEYS | {"minimum", "maximum"},
+    DimensionKind.CATEGORICAL: _COMMON_KEYS | {"choices"},
+    DimensionKind.BOOLEAN: _COMMON_KEYS,
 }
 
 
@@ -77,9 +77,9 @@ def dimension_clean(raw, at: str) -> dict:
     if not isinstance(raw, dict):
         raise FieldInvalid(at, "Must be an object with name, label and kind.")
     kind = raw.get("kind")
-    if kind not in Kind.__members__.values():
-        raise FieldInvalid(f"{at}.kind", f"Must be one of: {', '.join(Kind)}.")
-    kind = Kind(kind)
+    if kind not in DimensionKind.__members__.values():
+        raise FieldInvalid(f"{at}.kind", f"Must be one of: {', '.join(DimensionKind)}.")
+    kind = DimensionKind(kind)
     if unknown := sorted(set(raw) - KEYS[kind]):
         raise FieldInvalid(
             f"{at}.{unknown[0]}",
@@ -101,7 +101,7 @@ def dimension_clean(raw, at: str) -> dict:
         "required": required,
         "help": _text(raw.get("help", ""), f"{at}.help", max_chars=HELP_MAX_CHARS, required=False),
     }
-    if kind is Kind.NUMERIC:
+    if kind is DimensionKind.NUMERIC:
         for key in ("minimum", "maximum"):
             value = raw.get(key)
             if not _is_number(value) or abs(value) > NUMBER_LIMIT:
@@ -111,7 +111,7 @@ def dimension_clean(raw, at: str) -> dict:
             dimension[key] = value
         if dimension["minimum"] >= dimension["maximum"]:
             raise FieldInvalid(f"{at}.maximum", "Must be above the minimum.")
-    elif kind is Kind.CATEGORICAL:
+    elif kind is DimensionKind.CATEGORICAL:
         choices = raw.get("choices")
         if not isinstance(choices, list) or not 2 <= len(choices) <= MAX_CHOICES:
             raise FieldInvalid(f"{at}.choices", f"Must be a list of 2 to {MAX_CHOICES} choices.")
@@ -146,11 +146,11 @@ def instructions_clean(raw) -> str:
 def score_problem(dimension: dict, value) -> str | None:
     """Why ``value`` is not a score of ``dimension``, or None. Types are JSON's, strictly."""
     kind = dimension["kind"]
-    if kind == Kind.NUMERIC:
+    if kind == DimensionKind.NUMERIC:
         low, high = dimension["minimum"], dimension["maximum"]
         if not _is_number(value) or not low <= value <= high:
             return f"Must be a number from {low:g} to {high:g}."
-    elif kind == Kind.CATEGORICAL:
+    elif kind == DimensionKind.CATEGORICAL:
         if not isinstance(value, str) or value not in dimension["choices"]:
             return f"Must be one of: {', '.join(dimension['choices'])}."
     elif not isinstance(value, bool):

@@ -409,7 +409,7 @@ class RubricDimension(TypedDict):
 
     name: str
     label: str
-    kind: rubrics.Kind
+    kind: rubrics.DimensionKind
     required: bool
     help: str
     minimum: NotRequired[float]

@@ -25,6 +25,8 @@ class ScoresField(serializers.JSONField):
     page sends it so). Each value is checked against its dimension by gating.rubrics."""
 
     default_error_messages = {"invalid": "Must be an object of dimension names and values."}
+    # For gating.api.strict: in a JSON body, an object and nothing else.
+    json_type = ((dict,), default_error_messages["invalid"])
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
@@ -258,8 +260,8 @@ _NUMBER_BOUND = {
     "maximum": rubrics.NUMBER_LIMIT,
 }
 _DIMENSION_KEYS = {
-    rubrics.Kind.NUMERIC: {"minimum": _NUMBER_BOUND, "maximum": _NUMBER_BOUND},
-    rubrics.Kind.CATEGORICAL: {
+    rubrics.DimensionKind.NUMERIC: {"minimum": _NUMBER_BOUND, "maximum": _NUMBER_BOUND},
+    rubrics.DimensionKind.CATEGORICAL: {
         "choices": {
             "type": "array",
             "minItems": 2,
@@ -267,7 +269,7 @@ _DIMENSION_KEYS = {
             "items": {"type": "string", "minLength": 1, "maxLength": rubrics.CHOICE_MAX_CHARS},
         }
     },
-    rubrics.Kind.BOOLEAN: {},
+    rubrics.DimensionKind.BOOLEAN: {},
 }
 DIMENSIONS_SCHEMA = {
     "type": "array",
@@ -294,6 +296,8 @@ DIMENSIONS_SCHEMA = {
 class DimensionsField(serializers.JSONField):
     """The rubric's dimensions, checked by gating.rubrics.dimensions_clean, which names the
     dimension and key at fault."""
+
+    json_type = ((list,), "Must be a list of dimensions.")
 
 
 class RubricInput(StrictSerializer):

@@ -371,6 +371,52 @@ def comment_add(call, people):
     )
 
 
+# --------------------------------------------------------------------------- rubrics
+
+RUBRIC = {
+    "instructions": "**Check** the sources.",
+    "dimensions": [
+        {"name": "helpful", "label": "Helpful", "kind": "numeric", "minimum": 1, "maximum": 5},
+        {"name": "tone", "label": "Tone", "kind": "categorical", "choices": ["plain", "odd"]},
+        {"name": "cites", "label": "Cites", "kind": "boolean", "required": True},
+    ],
+}
+
+
+def rubric_put(call, people):
+    TaskTypeFactory(name="t1")
+    api = call("put", "/api/v1/task-types/{name}/rubric/", people[Role.ADMIN])
+    assert api(201, at={"name": "t1"}, body=RUBRIC).json()["version"] == 1
+    assert api(200, at={"name": "t1"}, body=RUBRIC).json()["version"] == 1
+    api(400, at={"name": "t1"}, body={**RUBRIC, "dimensions": [{"kind": "stars"}]})
+    api(400, at={"name": "t1"}, body={**RUBRIC, "colour": 1})
+    api(404, at={"name": "nope"}, body=RUBRIC)
+    call("put", "/api/v1/task-types/{name}/rubric/", people[Role.LEAD])(
+        403, at={"name": "t1"}, body=RUBRIC
+    )
+
+
+def rubric_get(call, people):
+    TaskTypeFactory(name="t1")
+    api = call("get", "/api/v1/task-types/{name}/rubric/", people[Role.REVIEWER])
+    api(404, at={"name": "t1"})
+    call("put", "/api/v1/task-types/{name}/rubric/", people[Role.ADMIN])(
+        201, at={"name": "t1"}, body=RUBRIC
+    )
+    assert api(200, at={"name": "t1"}).json()["dimensions"][2]["kind"] == "boolean"
+    call("get", "/api/v1/task-types/{name}/rubric/", people[Role.GATEWAY])(403, at={"name": "t1"})
+
+
+def rubric_versions(call, people):
+    TaskTypeFactory(name="t1")
+    put = call("put", "/api/v1/task-types/{name}/rubric/", people[Role.ADMIN])
+    put(201, at={"name": "t1"}, body=RUBRIC)
+    put(201, at={"name": "t1"}, body={**RUBRIC, "instructions": "Changed."})
+    api = call("get", "/api/v1/task-types/{name}/rubric/versions/", people[Role.LEAD])
+    assert [v["version"] for v in api(200, at={"name": "t1"}).json()] == [2, 1]
+    api(404, at={"name": "nope"})
+
+
 # --------------------------------------------------------------------------- metrics
 
 
@@ -408,6 +454,9 @@ SCENARIOS = {
     ("get", "/api/v1/task-types/"): task_types_list,
     ("get", "/api/v1/task-types/{name}/"): task_type_detail,
     ("patch", "/api/v1/task-types/{name}/"): task_type_patch,
+    ("get", "/api/v1/task-types/{name}/rubric/"): rubric_get,
+    ("put", "/api/v1/task-types/{name}/rubric/"): rubric_put,
+    ("get", "/api/v1/task-types/{name}/rubric/versions/"): rubric_versions,
     ("get", "/api/v1/ping/"): ping,
     ("get", "/api/v1/queue/"): queue_list,
     ("get", "/api/v1/queue/summary/"): queue_summary,
