@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from gating import comments, diffs, reviews, selectors
+from gating import comments, diffs, reviews, rubrics, selectors
 from gating.api.filters import ReviewItemFilter, queue_filter_data, queue_filterset
 from gating.api.serializers import BulkDecisionSerializer
 from gating.exceptions import DecisionInvalid, FieldInvalid
@@ -151,6 +151,7 @@ def review_page(request, item_id: int):
         )
         return redirect("queue")
     output = item.output
+    rubric = rubrics.rubric_in_force(item.task_type_id)
     # Only an adjudication has prior reviews: a second review must stay independent.
     prior_reviews = [
         {
@@ -178,6 +179,7 @@ def review_page(request, item_id: int):
             "metadata_json": pretty_json(output.metadata) if output.metadata else None,
             "reject_reasons": settings.REVIEW_REJECT_REASONS,
             "undo_seconds": settings.REVIEW_UNDO_SECONDS,
+            "rubric": rubric,
             "filters": _filter_params(request.GET),
             **comments_context(request, output, action=reverse("review-comment", args=[item.pk])),
         },

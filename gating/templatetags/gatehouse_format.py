@@ -1,8 +1,9 @@
 """gating.formatting as template filters: values as people read them, on every page."""
 
 from django import template
+from django.utils.safestring import mark_safe
 
-from gating import formatting
+from gating import formatting, rubrics
 from gating.reviews import reason_label
 
 register = template.Library()
@@ -35,3 +36,10 @@ def waited(since, now):
 def utc(moment):
     """``{{ alert.first_seen|utc }}``: "2026-11-28 14:05 UTC"."""
     return "–" if moment is None else formatting.utc_time(moment)
+
+
+@register.filter
+def rubric_instructions(markdown: str):
+    """``{{ rubric.instructions|rubric_instructions }}``: the Markdown as HTML, rendered
+    without raw HTML and sanitised (gating.rubrics.instructions_html), so safe to show."""
+    return mark_safe(rubrics.instructions_html(markdown))  # noqa: S308 (sanitised above)

@@ -14,6 +14,53 @@
     if (element) element.textContent = text;
   }
 
+  // The rubric's scores as the API takes them: a number, a choice, or true or false, by
+  // dimension name; a dimension left unscored is left out (the server says if it was needed).
+  function rubricScores(form) {
+    const scores = {};
+    form.querySelectorAll("fieldset[data-dimension]").forEach((fieldset) => {
+      const name = fieldset.dataset.dimension;
+      const kind = fieldset.dataset.kind;
+      if (kind === "numeric") {
+        const value = fieldset.querySelector("input").value.trim();
+        if (value !== "") scores[name] = Number(value);
+        return;
+      }
+      const picked = fieldset.querySelector("input:checked");
+      if (picked) scores[name] = kind === "boolean" ? picked.value === "true" : picked.value;
+    });
+    return scores;
+  }
+
+  // The rubric is never sent alone (Enter in a score would reload the page with it).
+  document.addEventListener("submit", (event) => {
+    if (event.target.id === "rubric-form") event.preventDefault();
+  });
+
+  // A decision carries the rubric's scores and the version they were given against.
+  document.addEventListener("htmx:configRequest", (event) => {
+    const rubric = document.getElementById("rubric-form");
+    if (!rubric || !event.detail.elt.matches("form[data-decision]")) return;
+    event.detail.parameters.scores = JSON.stringify(rubricScores(rubric));
+    event.detail.parameters.rubric_version = rubric.dataset.rubricVersion;
+  });
+
+  // A refused score (the API names it "scores.<dimension>"): said with the dimension's label,
+  // and the focus goes to it.
+  function scoreRefused(body) {
+    const rubric = document.getElementById("rubric-form");
+    if (!rubric || !body || typeof body !== "object") return null;
+    const field = Object.keys(body).find((key) => key.startsWith("scores."));
+    if (!field) return null;
+    const fieldset = rubric.querySelector(
+      'fieldset[data-dimension="' + CSS.escape(field.slice("scores.".length)) + '"]'
+    );
+    if (!fieldset) return null;
+    const control = fieldset.querySelector("input:checked") || fieldset.querySelector("input");
+    if (control) control.focus();
+    return fieldset.dataset.label + ": " + [].concat(body[field]).join(" ");
+  }
+
   // The API answers {"detail": "…"} or {"field": ["…", …]}.
   function errorMessage(xhr) {
     if (!xhr || xhr.status === 0) return "Gatehouse could not be reached; nothing was saved.";
@@ -24,6 +71,8 @@
       return "The server answered " + xhr.status + ".";
     }
     if (body && typeof body.detail === "string") return body.detail;
+    const refusedScore = scoreRefused(body);
+    if (refusedScore) return refusedScore;
     if (body && typeof body === "object") {
       return Object.entries(body)
         .map(([field, messages]) => field + ": " + [].concat(messages).join(" "))
