@@ -10,4 +10,6 @@ urlpatterns = [
     path("review/<int:item_id>/", views.review_page, name="review"),
     path("review/<int:item_id>/diff/", views.review_diff, name="review-diff"),
     path("review/<int:item_id>/comments/", views.review_comment, name="review-comment"),
+    path("rubrics/", views.rubrics_page, name="rubrics"),
+    path("rubrics/<str:name>/", views.rubric_page, name="rubric"),
 ]

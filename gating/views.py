@@ -1,4 +1,5 @@
-"""The reviewers' pages: the queue, the review page, bulk decisions.
+"""The reviewers' pages: the queue, the review page, bulk decisions, and the task types'
+rubrics (which admins edit).
 
 Reads go through the selectors and writes through ``gating.reviews``. The review page's
 buttons post to the queue API (``gating.api.queue_views``) with the session and its CSRF
@@ -8,8 +9,12 @@ Everything from an output, its input, metadata or evidence is untrusted text: te
 show it through autoescaping only, never ``|safe``.
 """
 
+import json
+
 from django.conf import settings
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import Max
 from django.http import QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -21,8 +26,8 @@ from gating.api.filters import ReviewItemFilter, queue_filter_data, queue_filter
 from gating.api.serializers import BulkDecisionSerializer
 from gating.exceptions import DecisionInvalid, FieldInvalid
 from gating.formatting import pretty_json
-from gating.models import COMMENT_MAX_CHARS, Output, Review, ReviewItem
-from gating.roles import page_for
+from gating.models import COMMENT_MAX_CHARS, Output, Review, ReviewItem, TaskType
+from gating.roles import page_for, refusal
 from gating.scorers import interval
 
 QUEUE_PAGE_ROWS = 100
@@ -299,3 +304,72 @@ def queue_bulk(request):
         f"{_BULK_DONE[action]} {decided} held output{'s' if decided != 1 else ''}.",
     )
     return redirect("queue-bulk")
+
+
+# --------------------------------------------------------------------------- rubrics
+
+
+@page_for("gating.view_rubric")
+@require_GET
+def rubrics_page(request):
+    """Every task type, with its rubric's version in force (if any)."""
+    task_types = TaskType.objects.order_by("name").annotate(rubric_version=Max("rubrics__version"))
+    return render(request, "gating/rubrics.html", {"task_types": task_types})
+
+
+@page_for("gating.view_rubric")
+@require_http_methods(["GET", "POST"])
+def rubric_page(request, name: str):
+    """A task type's rubric: the version in force, its history, and (admins) a new version.
+
+    The dimensions are edited as the JSON the API takes (docs/review-queue.md has an
+    example); a refused one is named by its place and key, and the form keeps what was typed.
+    """
+    task_type = get_object_or_404(TaskType, name=name)
+    current = rubrics.rubric_in_force(task_type.pk)
+    may_edit = request.user.has_perm("gating.add_rubric")
+    error = None
+    instructions = current.instructions if current else ""
+    dimensions_text = json.dumps(current.dimensions if current else [], indent=2)
+    if request.method == "POST":
+        if not may_edit:
+            raise PermissionDenied(refusal("gating.add_rubric"))
+        instructions = request.POST.get("instructions", "")
+        dimensions_text = request.POST.get("dimensions", "")
+        try:
+            try:
+                dimensions = json.loads(dimensions_text)
+            except ValueError as bad:
+                raise FieldInvalid("dimensions", f"Not JSON: {bad}.") from None
+            rubric, created = rubrics.rubric_save(
+                task_type=task_type,
+                instructions=instructions,
+                dimensions=dimensions,
+                actor=request.user,
+            )
+        except FieldInvalid as refused:
+            error = {"field": refused.field, "message": str(refused)}
+        else:
+            messages.success(
+                request,
+                f"Saved as version {rubric.version}."
+                if created
+                else f"Nothing changed: version {rubric.version} stays in force.",
+            )
+            return redirect("rubric", name=task_type.name)
+    versions = task_type.rubrics.select_related("created_by").order_by("-version")
+    return render(
+        request,
+        "gating/rubric.html",
+        {
+            "task_type": task_type,
+            "rubric": current,
+            "versions": versions,
+            "may_edit": may_edit,
+            "instructions": instructions,
+            "dimensions_text": dimensions_text,
+            "error": error,
+            "instructions_max": rubrics.INSTRUCTIONS_MAX_CHARS,
+        },
+        status=400 if error else 200,
+    )

@@ -15,6 +15,8 @@ from tests.browser.helpers import accessibility_violations, log_in
 from tests.factories import TaskTypeFactory, UserFactory, valid_submission
 
 REVIEW_URL = re.compile(r"/review/(\d+)/$")
+DESKTOP = {"width": 1280, "height": 720}
+PHONE = {"width": 390, "height": 844}
 DIMENSIONS = [
     {
         "name": "helpful",
@@ -98,3 +100,28 @@ def test_a_reviewer_scores_the_rubric_with_the_keyboard(page, problems, held_wit
     assert review.scores == {"helpful": 4, "tone": "too casual", "cites": True}
     # The refused decision's 400, which the browser logs, is the only error.
     assert [p for p in problems if "status of 400" not in p and "Code 400" not in p] == []
+
+
+def test_an_admin_edits_the_rubric_on_its_page(page, problems, held_with_rubric):
+    log_in(page, UserFactory(role=Role.ADMIN, username="ada"))
+    page.goto("/rubrics/")
+    page.get_by_role("link", name="t1").click()
+    expect(page.locator("#dimensions")).to_contain_text("Helpfulness")
+    assert accessibility_violations(page) == []
+    page.set_viewport_size(PHONE)
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    assert accessibility_violations(page) == []
+    page.set_viewport_size(DESKTOP)
+
+    # A refused edit names the key at fault, keeps the text, and focuses the field.
+    page.fill("#rubric-dimensions", '[{"name": "x", "label": "X", "kind": "stars"}]')
+    page.get_by_role("button", name="Save as the next version").click()
+    expect(page.locator("#rubric-error")).to_contain_text("dimensions[0].kind")
+    assert page.evaluate("document.activeElement.id") == "rubric-dimensions"
+    expect(page.locator("#rubric-dimensions")).to_have_value(re.compile('"stars"'))
+
+    page.fill("#rubric-dimensions", '[{"name": "x", "label": "X", "kind": "boolean"}]')
+    page.get_by_role("button", name="Save as the next version").click()
+    expect(page.locator(".messages")).to_contain_text("Saved as version 2.")
+    expect(page.locator("#rubric-history tbody tr")).to_have_count(2)
+    assert [p for p in problems if "status of 400" not in p] == []

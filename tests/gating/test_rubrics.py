@@ -10,7 +10,7 @@ from gating import reviews, rubrics, webhooks
 from gating.exceptions import DecisionInvalid, FieldInvalid
 from gating.models import AuditEvent, Review, Rubric, WebhookDelivery
 from gating.roles import Role
-from tests.factories import TaskTypeFactory, ingested
+from tests.factories import TaskTypeFactory, ingested, logged_in
 
 pytestmark = pytest.mark.django_db
 
@@ -414,4 +414,50 @@ def test_a_bad_rubric_is_400_naming_the_field(admin_api, body, field):
     refused = admin_api.put(rubric_url("t1"), body, format="json")
     assert refused.status_code == 400
     assert field in refused.json(), refused.json()
+    assert not Rubric.objects.exists()
+
+
+# --------------------------------------------------------------------------- the pages
+
+
+def test_an_admin_saves_a_version_on_the_page_and_sees_its_history(user_in):
+    TaskTypeFactory(name="t1")
+    client = logged_in(user_in(Role.ADMIN))
+    assert "none yet" in client.get("/rubrics/").content.decode()
+    saved = client.post(
+        "/rubrics/t1/",
+        {"instructions": "Check <b>figures</b>.", "dimensions": json.dumps([CITES])},
+        follow=True,
+    )
+    html = saved.content.decode()
+    assert "Saved as version 1." in html
+    assert "<b>figures</b>" not in html and "&lt;b&gt;figures&lt;/b&gt;" in html
+    assert Rubric.objects.get().dimensions == [CITES | {"help": ""}]
+
+
+@pytest.mark.parametrize(
+    ("dimensions", "named"),
+    [("[{", "dimensions"), (json.dumps([{**HELPFUL, "maximum": 0}]), "dimensions[0].maximum")],
+    ids=["not JSON", "empty range"],
+)
+def test_a_refused_rubric_on_the_page_keeps_what_was_typed(user_in, dimensions, named):
+    TaskTypeFactory(name="t1")
+    page = logged_in(user_in(Role.ADMIN)).post(
+        "/rubrics/t1/", {"instructions": "Kept.", "dimensions": dimensions}
+    )
+    html = page.content.decode()
+    assert page.status_code == 400
+    assert f"<strong>{named}</strong>" in html
+    assert "Kept." in html
+    assert not Rubric.objects.exists()
+
+
+def test_a_lead_reads_the_page_but_may_not_save(user_in):
+    TaskTypeFactory(name="t1")
+    client = logged_in(user_in(Role.LEAD))
+    page = client.get("/rubrics/t1/").content.decode()
+    assert "No rubric yet" in page and "rubric-edit" not in page
+    body = {"instructions": "", "dimensions": "[]"}
+    assert client.post("/rubrics/t1/", body).status_code == 403
+    assert logged_in(user_in(Role.GATEWAY)).get("/rubrics/").status_code == 403
     assert not Rubric.objects.exists()
