@@ -225,12 +225,29 @@ def comments_context(request, output: Output, *, action: str) -> dict:
     }
 
 
-def comment_from_form(request, output: Output) -> None:
-    """Add the posted comment, saying in a message what was wrong with it if anything."""
+def comment_posted(request, output: Output, *, action: str, page: str):
+    """Add the posted comment and answer: to htmx, the thread again (the page stays as it
+    is, with whatever the reviewer had typed elsewhere on it), a refused comment with its
+    text kept and the reason (200 all the same: htmx swaps no 4xx, and the section is the
+    answer either way); without JavaScript, back to ``page``, with a message if it was
+    refused."""
+    text = request.POST.get("text", "")
     try:
-        comments.comment_add(output=output, author=request.user, text=request.POST.get("text", ""))
+        comments.comment_add(output=output, author=request.user, text=text)
     except FieldInvalid as error:
-        messages.error(request, f"The comment was not added: {error}")
+        refusal = f"The comment was not added: {error}"
+    else:
+        refusal = None
+    if not request.htmx:
+        if refusal:
+            messages.error(request, refusal)
+        return redirect(f"{page}#comments")
+    context = comments_context(request, output, action=action) | {
+        "comment_refusal": refusal,
+        "comment_text": text if refusal else "",
+        "comment_posted": True,
+    }
+    return render(request, "gating/_comments.html", context)
 
 
 @page_for("gating.add_comment")
@@ -239,9 +256,9 @@ def review_comment(request, item_id: int):
     """A comment from the review page, which it goes back to. Whoever may comment may
     comment on any output, through the API too, so holding the item is not required."""
     item = get_object_or_404(ReviewItem.objects.select_related("output"), pk=item_id)
-    comment_from_form(request, item.output)
     page = _with_filters(reverse("review", args=[item.pk]), _filter_params(request.POST))
-    return redirect(f"{page}#comments")
+    action = reverse("review-comment", args=[item.pk])
+    return comment_posted(request, item.output, action=action, page=page)
 
 
 # --------------------------------------------------------------------------- bulk

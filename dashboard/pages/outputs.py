@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.db.models import Q, QuerySet
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
@@ -28,7 +28,7 @@ from gating.models import AuditEvent, Output, Review, ReviewItem, WebhookDeliver
 from gating.roles import page_for
 from gating.scoring import Decision
 from gating.selectors import outputs_matching, outputs_visible_to, score_band_problem
-from gating.views import comment_from_form, comments_context
+from gating.views import comment_posted, comments_context
 
 PAGE_SIZE = 50
 _TEXT_MAX = 200
@@ -225,5 +225,7 @@ def output(request, pk: int):
 def output_comment(request, pk: int):
     """A comment from the output's page, which it goes back to."""
     found = get_object_or_404(outputs_visible_to(request.user), pk=pk)
-    comment_from_form(request, found)
-    return redirect(f"{reverse('dashboard-output', args=[pk])}#comments")
+    action = reverse("dashboard-output-comment", args=[pk])
+    return comment_posted(
+        request, found, action=action, page=reverse("dashboard-output", args=[pk])
+    )

@@ -1,7 +1,6 @@
 """A reviewer comments on the item under review, in a real browser: the letters typed in
-the comment box do not fire the page's keys, and the comment shows in the thread as text."""
-
-import re
+the comment box do not fire the page's keys, the comment shows in the thread as text, and
+the page is not reloaded (an edit under way is kept); a refused comment keeps its text."""
 
 import pytest
 from playwright.sync_api import expect
@@ -32,6 +31,17 @@ def test_a_reviewer_comments_on_the_review_page_and_sees_the_comment(
     review_url = f"/review/{held_item.pk}/"
     page.goto(review_url)
     expect(page.locator("#comment-thread")).to_contain_text("No comment yet.")
+    # An edit under way, which a reload would lose.
+    page.fill("#modify-output", "An edit under way.")
+
+    # Only spaces: refused, said, and the box keeps them with the focus.
+    page.fill("#comment-text", "   ")
+    page.locator("#comment-form button[type=submit]").click()
+    expect(page.locator("#comment-error")).to_contain_text("The comment was not added")
+    expect(page.locator("#comment-text")).to_be_focused()
+    expect(page.locator("#comment-text")).to_have_value("   ")
+    assert not Comment.objects.exists()
+    page.fill("#comment-text", "")
 
     box = page.locator("#comment-text")
     box.click()
@@ -42,9 +52,12 @@ def test_a_reviewer_comments_on_the_review_page_and_sees_the_comment(
     assert not Review.objects.exists()
 
     page.locator("#comment-form button[type=submit]").click()
-    page.wait_for_url(re.compile(rf"{re.escape(review_url)}#comments$"))
 
     expect(page.locator("#comment-thread .comment-text")).to_have_text(TYPED)
+    expect(page.locator("#comment-text")).to_have_value("")
+    expect(page.locator("#comment-error")).to_have_count(0)
+    assert page.url.endswith(review_url)
+    expect(page.locator("#modify-output")).to_have_value("An edit under way.")
     expect(page.locator("#comment-thread .comment-author")).to_have_text("rita")
     assert page.evaluate("window.__xss") is None
     assert problems == []

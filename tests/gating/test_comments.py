@@ -201,3 +201,17 @@ def test_the_output_page_shows_the_thread_escaped_and_takes_a_comment(output, us
     posted = client.post(reverse("dashboard-output-comment", args=[output.pk]), {"text": "ok"})
     assert posted.status_code == 302
     assert [c.text for c in comments.comments_of(output)] == [SCRIPT, "ok"]
+
+
+def test_htmx_gets_the_thread_again_and_a_refused_text_back(held_item, reviewer):
+    client = logged_in(reviewer)
+    url = reverse("review-comment", args=[held_item.pk])
+    refused = client.post(url, {"text": " \n "}, HTTP_HX_REQUEST="true")
+    html = refused.content.decode()
+    assert 'id="comment-error"' in html and "The comment was not added" in html
+    assert "<html" not in html  # the section only, for htmx to swap in
+    assert not Comment.objects.exists()
+    added = client.post(url, {"text": f"{SCRIPT} ok"}, HTTP_HX_REQUEST="true").content.decode()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; ok" in added
+    assert 'id="comment-error"' not in added
+    assert Comment.objects.get().text == f"{SCRIPT} ok"
