@@ -62,6 +62,7 @@ def error_responses(result, generator, request, public):
                 },
             )
         _refuse_unknown_fields(operation, schemas)
+        _form_objects_as_json_text(operation, schemas)
         _answers_exact(operation, schemas)
         _no_empty_query_values(operation)
     return result
@@ -103,6 +104,40 @@ def _refuse_unknown_fields(operation: dict, schemas: dict) -> None:
         component = schemas.get(ref.rsplit("/", 1)[-1])
         if component is not None and component.get("type") == "object":
             component.setdefault("additionalProperties", False)
+
+
+def _form_objects_as_json_text(operation: dict, schemas: dict) -> None:
+    """A form body cannot nest: a field that takes a JSON object (a decision's rubric scores)
+    comes in a form as the object's JSON text, which DRF's JSONField parses. The form's
+    schema is its own component, "<name>Form", that says so."""
+    content = operation.get("requestBody", {}).get("content", {})
+    form = content.get("application/x-www-form-urlencoded")
+    if form is None:
+        return
+    name = form.get("schema", {}).get("$ref", "").rsplit("/", 1)[-1]
+    component = schemas.get(name)
+    if component is None:
+        return
+    objects = [
+        field
+        for field, schema in component.get("properties", {}).items()
+        if schema.get("type") == "object"
+    ]
+    if not objects:
+        return
+    as_text = {
+        "type": "string",
+        "contentMediaType": "application/json",
+        "description": "The JSON text of an object, as the application/json body takes it.",
+    }
+    schemas[f"{name}Form"] = {
+        **component,
+        "properties": {
+            field: as_text if field in objects else schema
+            for field, schema in component["properties"].items()
+        },
+    }
+    form["schema"] = {"$ref": f"#/components/schemas/{name}Form"}
 
 
 def _no_empty_query_values(operation: dict) -> None:

@@ -44,6 +44,26 @@ BEYOND_THE_SCHEMA: list[tuple[str, str]] = [
     (r"score_max", r"score_max \(.*\) must be above score_min \(.*\): .*"),
     # A preset range or times, not both: OpenAPI's parameters cannot exclude one another.
     (r"range", r"range=\S+ is a preset ending now, so it cannot be given with .*"),
+    # A decision's scores follow the rubric in force of the item's task type, a stored row:
+    # its dimensions, their ranges and choices, which are required, and its version. In a
+    # form, the scores are JSON text, whose content a string's schema cannot describe.
+    (
+        r"scores(\..*)?",
+        r"(Not a dimension of the rubric; .*|Required: score .*|Must be a number from .*"
+        r"|Must be one of: .*|Must be true or false\.|This task type has no rubric: .*"
+        r"|Must be an object of dimension names and values\.|Value must be valid JSON\.)",
+    ),
+    (
+        r"rubric_version",
+        r"(The rubric is now version \d+, not \d+: .*|This task type has no rubric\.)",
+    ),
+    # A rubric's dimensions: names unique within it, a range that ends above its start,
+    # choices listed once, and texts that are not blank once stripped and hold no NUL.
+    (
+        r"dimensions(\[\d+\]\.\w+(\[\d+\])?)?|instructions",
+        r'(".*" is named twice\.|Must be above the minimum\.|Each choice must be listed once\.'
+        r"|Must not be empty\.|Must not contain NUL \(\\u0000\) characters\.)",
+    ),
 ]
 _RULES = [(re.compile(field), re.compile(message)) for field, message in BEYOND_THE_SCHEMA]
 
