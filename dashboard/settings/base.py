@@ -7,6 +7,7 @@ The demo mode does not pass ``check --deploy``; ``dashboard.settings.production`
 """
 
 import ipaddress
+import logging
 import secrets
 from pathlib import Path
 
@@ -371,3 +372,11 @@ LOGGING = {
     # Faults (500) are still logged, with theirs; the access log has every request's status.
     "loggers": {"django.request": {"level": "ERROR"}},
 }
+# Celery's worker and beat replace the root logger's handlers with their own text lines,
+# unless told not to: in JSON mode they keep LOGGING's, so that every line a deployment
+# writes parses (their --loglevel still sets the level). In text mode they keep their own.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT != "json"
+if LOG_FORMAT == "json":
+    # Python's warnings (a library's deprecation, Celery's warning against running as root)
+    # as JSON lines too, from the py.warnings logger, rather than as raw text on stderr.
+    logging.captureWarnings(True)

@@ -6,7 +6,6 @@ none killed, and nothing warns of a missing broker host."""
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,13 +18,7 @@ from dashboard.settings.base import BASE_DIR
 from gating.roles import Role
 from tests.browser.helpers import PASSWORD
 from tests.factories import UserFactory
-from tests.processes import database_url
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.processes import database_url, free_port
 
 
 def _wait_for(log: Path, pattern: str, process: subprocess.Popen, seconds: float) -> str:
@@ -40,7 +33,7 @@ def _wait_for(log: Path, pattern: str, process: subprocess.Popen, seconds: float
 
 
 def test_make_run_serves_on_the_port_asked_and_stops_cleanly(browser, transactional_db, tmp_path):
-    port = _free_port()
+    port = free_port()
     var = tmp_path / "var"
     credentials_save(DemoCredentials({"lena": PASSWORD}, "token-1"), var / "demo-credentials.json")
     reviewer = UserFactory(role=Role.REVIEWER, username="rita")

@@ -1,4 +1,3 @@
-import socket
 import subprocess
 import sys
 import time
@@ -12,7 +11,7 @@ from django.conf import settings
 
 from dashboard.settings.base import BASE_DIR
 from tests.contract.world import World, seed_world
-from tests.processes import process_env
+from tests.processes import free_port, process_env
 
 HOST = "127.0.0.1"
 
@@ -30,12 +29,6 @@ class Server:
 def contract_world(requires_postgres, transactional_db) -> World:
     """Committed rows, so that a server in another process sees them."""
     return seed_world()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
 
 
 def _wait_healthy(process: subprocess.Popen, url: str, log_path: Path) -> None:
@@ -61,7 +54,7 @@ def api_server(contract_world, tmp_path) -> Iterator[Server]:
     run's order of effects (claims, decisions) the same on every run. Stopped before the
     test's teardown flushes the tables.
     """
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path / "gunicorn.log"
     # Errors only: the log is there for the tracebacks of any 5xx.
     env = process_env(settings.CELERY_BROKER_URL, DEBUG="false", LOG_LEVEL="ERROR")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -46,6 +45,7 @@ from tests.gating.test_webhooks import Receiver
 from tests.processes import (
     celery_process,
     database_url,
+    free_port,
     process_env,
     relay_process,
     web_process,
@@ -57,12 +57,6 @@ pytestmark = [pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 REQUESTS_PER_PHASE = 21
 RECOVERY_SECONDS = 90
 REDIS_DB = 15  # the test broker's database (dashboard/settings/test.py)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def worker_args(name: str) -> list[str]:

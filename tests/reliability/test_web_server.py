@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from dashboard.settings.base import BASE_DIR
+from tests.processes import free_port
 
 
 def _web_commands() -> dict[str, list[str]]:
@@ -46,15 +47,9 @@ def test_every_deployment_turns_gunicorns_control_socket_off(where):
     assert "--no-control-socket" in command
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_the_procfiles_web_server_writes_nothing_in_the_home_directory(tmp_path):
     command = _web_commands()["Procfile"]
-    port = _free_port()
+    port = free_port()
     command[command.index("--bind") + 1] = f"127.0.0.1:{port}"
     command[command.index("--workers") + 1] = "1"
     command[0] = str(Path(sys.executable).with_name("gunicorn"))
