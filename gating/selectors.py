@@ -151,7 +151,7 @@ def item_prior_reviews(item: ReviewItem) -> list[Review]:
     return list(
         Review.objects.filter(output_id=item.output_id, item__is_audit=item.is_audit)
         .exclude(item=item)
-        .select_related("reviewer", "item")
+        .select_related("reviewer", "item", "rubric")
         .order_by("decided_at", "id")
     )
 

@@ -183,7 +183,7 @@ def output(request, pk: int):
     )
     reviews = list(
         Review.objects.filter(output=found)
-        .select_related("reviewer", "item")
+        .select_related("reviewer", "item", "rubric")
         .order_by("decided_at", "id")
     )
     # Decisions are recorded against the review, claims against the slot, relief and bulk

@@ -43,3 +43,12 @@ def rubric_instructions(markdown: str):
     """``{{ rubric.instructions|rubric_instructions }}``: the Markdown as HTML, rendered
     without raw HTML and sanitised (gating.rubrics.instructions_html), so safe to show."""
     return mark_safe(rubrics.instructions_html(markdown))
+
+
+@register.filter
+def score_value(value) -> str:
+    """A rubric score as people read it: yes or no for a boolean, the value otherwise."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    # As the reviewer gave it: 4 is "4", 3.5 is "3.5", not a rounded measure.
+    return f"{value:g}" if isinstance(value, int | float) else str(value)

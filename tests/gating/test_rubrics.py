@@ -461,3 +461,17 @@ def test_a_lead_reads_the_page_but_may_not_save(user_in):
     assert client.post("/rubrics/t1/", body).status_code == 403
     assert logged_in(user_in(Role.GATEWAY)).get("/rubrics/").status_code == 403
     assert not Rubric.objects.exists()
+
+
+def test_the_outputs_page_shows_a_reviews_scores(scored_item, reviewer, user_in):
+    reviews.item_decide(
+        item_id=scored_item.pk,
+        reviewer=reviewer,
+        decision=reviews.DecisionInput("approve", scores={**SCORED, "helpful": 3.5}),
+    )
+    html = logged_in(user_in(Role.LEAD)).get(f"/dashboard/outputs/{scored_item.output_id}/")
+    text = html.content.decode()
+    assert "helpful <strong>3.5</strong>" in text
+    assert "tone <strong>casual</strong>" in text
+    assert "cites <strong>no</strong>" in text
+    assert "(rubric v1)" in text
