@@ -102,6 +102,26 @@ TEMPLATES = [
     },
 ]
 
+# How long a connection to PostgreSQL may take to open: libpq waits for ever by default, so a
+# database host that stopped answering would hold every request (and /metrics) until TCP gave
+# up, minutes later. Past it the request fails as any database fault does.
+DATABASE_CONNECT_TIMEOUT_SECONDS = env.int("DATABASE_CONNECT_TIMEOUT_SECONDS", default=5)
+if not 1 <= DATABASE_CONNECT_TIMEOUT_SECONDS <= 60:
+    raise ImproperlyConfigured(
+        "DATABASE_CONNECT_TIMEOUT_SECONDS must be between 1 and 60, "
+        f"not {DATABASE_CONNECT_TIMEOUT_SECONDS}."
+    )
+
+
+def postgres_database(config: dict) -> dict:
+    """A PostgreSQL entry of DATABASES as every mode runs it: connections kept CONN_MAX_AGE
+    seconds and checked before reuse, and opened within DATABASE_CONNECT_TIMEOUT_SECONDS."""
+    config.setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
+    config["CONN_HEALTH_CHECKS"] = True
+    config.setdefault("OPTIONS", {})["connect_timeout"] = DATABASE_CONNECT_TIMEOUT_SECONDS
+    return config
+
+
 _SQLITE_PATH = VAR_DIR / "gatehouse.sqlite3"
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{_SQLITE_PATH}")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -114,8 +134,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
 else:
-    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    postgres_database(DATABASES["default"])
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

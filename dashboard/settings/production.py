@@ -7,7 +7,7 @@ DATABASE_URL or REDIS_URL stops the process at start rather than falling back.
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import LOGGING, REDIS_TRANSPORT_OPTIONS, env, log_format_from_env
+from .base import LOGGING, REDIS_TRANSPORT_OPTIONS, env, log_format_from_env, postgres_database
 
 SECRET_KEY = env.str("SECRET_KEY").strip()
 if not SECRET_KEY:
@@ -15,9 +15,7 @@ if not SECRET_KEY:
     raise ImproperlyConfigured("Set the SECRET_KEY environment variable to a long random string.")
 DEBUG = False
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")
-DATABASES = {"default": env.db("DATABASE_URL")}
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
-DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DATABASES = {"default": postgres_database(env.db("DATABASE_URL"))}
 REDIS_URL = env.str("REDIS_URL")
 CELERY_BROKER_URL = REDIS_URL
 CELERY_BROKER_TRANSPORT_OPTIONS = REDIS_TRANSPORT_OPTIONS

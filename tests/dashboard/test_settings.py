@@ -1,6 +1,7 @@
 """Configuration: what CI runs against, and production's deploy check."""
 
 import os
+import socket
 import subprocess
 import sys
 
@@ -78,3 +79,38 @@ def test_an_undo_window_out_of_range_stops_the_start(seconds):
     result = _manage("check", env_extra={"REVIEW_UNDO_SECONDS": seconds})
     assert result.returncode != 0
     assert "ImproperlyConfigured" in result.stderr and "REVIEW_UNDO_SECONDS" in result.stderr
+
+
+@pytest.mark.parametrize("seconds", ["0", "61", "soon"])
+def test_a_connect_timeout_out_of_range_stops_the_start(seconds):
+    result = _manage("check", env_extra={"DATABASE_CONNECT_TIMEOUT_SECONDS": seconds})
+    assert result.returncode != 0
+    assert "DATABASE_CONNECT_TIMEOUT_SECONDS" in result.stderr
+
+
+@pytest.mark.parametrize("mode", ["base", "production"])
+def test_a_database_that_never_answers_fails_within_the_connect_timeout(mode, tmp_path):
+    """A listener that takes the connection and never says a word, as a hung database host
+    does: libpq alone would wait for ever; the setting makes it give up."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        env = {
+            **PRODUCTION_ENV,
+            "DJANGO_SETTINGS_MODULE": f"dashboard.settings.{mode}",
+            "DATABASE_URL": f"postgres://postgres@127.0.0.1:{port}/gatehouse",
+            "DATABASE_CONNECT_TIMEOUT_SECONDS": "1",
+        }
+        code = (
+            "import django; django.setup(); from django.db import connection\n"
+            "try:\n    connection.ensure_connection()\n"
+            "except Exception as e:\n    print(type(e).__name__, e)"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=BASE_DIR, env={**os.environ, **env},
+            capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+    assert "OperationalError" in done.stdout and "timeout" in done.stdout.lower(), (
+        done.stdout + done.stderr
+    )
