@@ -1,11 +1,13 @@
 """Reviewers: how far they agree with each other (Cohen's kappa per pair, Krippendorff's
-alpha over time) and, per reviewer, what they decide, how reliable the Dawid-Skene model
-finds them, how often they agree with the gate, and how long they take."""
+alpha over time, and per dimension of each task type's rubric), how they score the rubrics,
+and, per reviewer, what they decide, how reliable the Dawid-Skene model finds them, how
+often they agree with the gate, and how long they take."""
 
 from __future__ import annotations
 
 from dashboard import charts
 from dashboard.filters import DashboardFilter
+from dashboard.meanings import alpha_words, kappa_words
 from dashboard.metrics import metric_rows
 from dashboard.pages.monitoring import chart, monitoring_page, page_render
 from gating.roles import WATCH_LEARNING
@@ -21,7 +23,26 @@ def reviewers_content(f: DashboardFilter) -> dict:
         "kappa": chart("reviewer-kappa", charts.kappa_matrix_chart, f),
         "alpha": chart("reviewer-alpha", charts.alpha_chart, f),
         "reviewers": [_with_shares(row) for row in metric_rows("reviewer-summary", f)],
+        "rubric_agreement": chart(
+            "rubric-agreement",
+            charts.rubric_agreement_chart,
+            f,
+            row_type=charts.RubricAgreementRow,
+        ),
+        "rubric_agreement_rows": [_with_band(row) for row in metric_rows("rubric-agreement", f)],
+        "rubric_scores": chart(
+            "rubric-scores", charts.rubric_scores_chart, f, row_type=charts.RubricScoreRow
+        ),
     }
+
+
+def _with_band(row: dict) -> dict:
+    """A rubric dimension's agreement with its band in words (None without a value)."""
+    band = None
+    if row["value"] is not None:
+        words = kappa_words if row["statistic"] == "cohen_kappa" else alpha_words
+        band = words(row["value"])
+    return row | {"band": band}
 
 
 def _with_shares(row: dict) -> dict:
