@@ -922,7 +922,7 @@ def rubric_agreement_chart(rows: Iterable[RubricAgreementRow | Mapping]) -> go.F
         _reference_line(fig, level, label)
     values = [r.value for r in results if r.value is not None]
     fig.update_xaxes(type="category")
-    fig.update_yaxes(range=[min(0.0, *values) - 0.05, 1.15])
+    fig.update_yaxes(range=[min([0.0, *values]) - 0.05, 1.15])
     return fig
 
 
@@ -978,12 +978,17 @@ def rubric_scores_chart(rows: Iterable[RubricScoreRow | Mapping]) -> go.Figure |
                 y=[given.get(v, 0) / total for v in values],
                 marker={"color": _colour(i), "pattern": {"shape": _pattern(i)}, "line": _BAR_EDGE},
                 customdata=[
-                    [percent(given.get(v, 0) / total), count(given.get(v, 0)), count(total)]
+                    [
+                        _escape(titles[panel - 1]),
+                        percent(given.get(v, 0) / total),
+                        count(given.get(v, 0)),
+                        count(total),
+                    ]
                     for v in values
                 ],
-                hovertemplate=f"{_escape(titles[panel - 1])} %{{x}}, task type "
-                "%{fullData.name}: %{customdata[0]} of its reviews (%{customdata[1]} of "
-                "%{customdata[2]})<extra></extra>",
+                hovertemplate="%{customdata[0]} %{x}, task type %{fullData.name}: "
+                "%{customdata[1]} of its reviews (%{customdata[2]} of %{customdata[3]})"
+                "<extra></extra>",
                 row=panel,
                 col=1,
             )

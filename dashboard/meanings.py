@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from learning.statistics.agreement import MIN_PAIRS
+
 
 @dataclass(frozen=True)
 class Meaning:
@@ -117,8 +119,8 @@ CHARTS: dict[str, Meaning] = {
         "dimension of the task type's rubric: Cohen's kappa (κ) for a choice or a yes/no, "
         "Krippendorff's alpha (α, interval) for a number, which counts a near miss for "
         "less than a far one. 1 is full agreement, 0 is chance; α from 0.8 is reliable, "
-        "below 0.667 not; κ reads in Landis and Koch's bands. With fewer than ten pairs "
-        "there is no value.",
+        "below 0.667 not; κ reads in Landis and Koch's bands. With fewer than "
+        f"{MIN_PAIRS} pairs there is no value.",
     ),
     "rubric-scores": Meaning(
         "Rubric scores",
