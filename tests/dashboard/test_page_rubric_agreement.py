@@ -5,6 +5,7 @@ across rubric versions left out, the filter applied, the charts and their CSV.""
 import csv
 import io
 from collections import Counter
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -187,6 +188,10 @@ def test_the_filter_applies(scored):
     assert metric_rows("rubric-scores", plain) == []
     rated = _get("?range=24h&task_type=rated").context["dashboard_filter"]
     assert len(metric_rows("rubric-agreement", rated)) == 3
+    # Every output here is model-a's.
+    assert len(metric_rows("rubric-scores", replace(rated, models=("model-a",)))) == 10
+    assert metric_rows("rubric-agreement", replace(rated, models=("model-b",))) == []
+    assert metric_rows("rubric-scores", replace(rated, models=("model-b",))) == []
     # A range that ended before the reviews.
     since = (timezone.now() - timedelta(days=3)).isoformat()
     until = (timezone.now() - timedelta(days=2)).isoformat()
