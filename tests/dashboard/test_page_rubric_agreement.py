@@ -58,20 +58,25 @@ def _scores(helpfulness, tone, cites) -> dict:
     return {"helpfulness": helpfulness, "cites": cites} | ({"tone": tone} if tone else {})
 
 
-def _decide(output, kind, user, scores, at, version):
+def _decide(output, kind, user, scores, at, version, action="approve"):
     item = ReviewItem.objects.get(output=output, kind=kind)
     claimed = reviews.item_claim(reviewer=user, items=ReviewItem.objects.filter(pk=item.pk), now=at)
+    reason = "factual_error" if action == "reject" else ""
     reviews.item_decide(
         item_id=claimed.pk,
         reviewer=user,
-        decision=reviews.DecisionInput("approve", scores=scores, rubric_version=version),
+        decision=reviews.DecisionInput(
+            action, reason=reason, scores=scores, rubric_version=version
+        ),
         now=at + timedelta(seconds=30),
     )
 
 
 @pytest.fixture
 def scored(gateway):
-    """The reviews above, five hours ago, and one output of a task type without a rubric."""
+    """The reviews above, five hours ago, and one output of a task type without a rubric. bob
+    rejects the first output, which ann approved: a lead adjudicates it, scoring too, but an
+    adjudication is no independent review and makes no pair."""
     rated = TaskTypeFactory(name="rated", reviewed_count=0, double_review_rate=1.0)
     TaskTypeFactory(name="plain", reviewed_count=0)
     admin = UserFactory(role=Role.ADMIN)
@@ -89,16 +94,24 @@ def scored(gateway):
     for output, first in zip(outputs, firsts, strict=True):
         _decide(output.output, "review", ann, _scores(*first), at, 1)
         at += timedelta(minutes=1)
-    for output, second in zip(outputs[:PAIRS], seconds, strict=True):
-        _decide(output.output, "second", bob, _scores(*second), at, 1)
+    for n, (output, second) in enumerate(zip(outputs[:PAIRS], seconds, strict=True)):
+        action = "reject" if n == 0 else "approve"
+        _decide(output.output, "second", bob, _scores(*second), at, 1, action)
         at += timedelta(minutes=1)
+    adjudicated = (3, "too formal", False)
+    lead = UserFactory(role=Role.LEAD, username="lea")
+    _decide(outputs[0].output, "adjudication", lead, _scores(*adjudicated), at, 1)
     rubrics.rubric_save(
         task_type=rated, instructions="Now with a word more.", dimensions=DIMENSIONS, actor=admin
     )
     for output, (_, second) in zip(outputs[PAIRS:], STALE, strict=True):
         _decide(output.output, "second", bob, _scores(*second), at, 2)
         at += timedelta(minutes=1)
-    return {"first": firsts, "second": seconds + [second for _, second in STALE]}
+    return {
+        "first": firsts,
+        "second": seconds + [second for _, second in STALE],
+        "adjudication": [adjudicated],
+    }
 
 
 def _get(query="?range=24h"):
@@ -153,7 +166,7 @@ def test_the_page_shows_the_numbers_and_both_charts(scored):
 
 def test_the_scores_count_every_review_given(scored):
     rows = metric_rows("rubric-scores", _get().context["dashboard_filter"])
-    given = scored["first"] + scored["second"]
+    given = scored["first"] + scored["second"] + scored["adjudication"]
     expected = Counter()
     for helpfulness, tone, cites in given:
         expected["helpfulness", helpfulness] += 1
