@@ -10,6 +10,7 @@ from dashboard.filters import DashboardFilter
 from dashboard.meanings import alpha_words, kappa_words
 from dashboard.metrics import metric_rows
 from dashboard.pages.monitoring import chart, monitoring_page, page_render
+from gating.formatting import number
 from gating.roles import WATCH_LEARNING
 
 
@@ -19,17 +20,13 @@ def reviewers(request):
 
 
 def reviewers_content(f: DashboardFilter) -> dict:
+    agreement_rows = metric_rows("rubric-agreement", f)
     return {
         "kappa": chart("reviewer-kappa", charts.kappa_matrix_chart, f),
         "alpha": chart("reviewer-alpha", charts.alpha_chart, f),
         "reviewers": [_with_shares(row) for row in metric_rows("reviewer-summary", f)],
-        "rubric_agreement": chart(
-            "rubric-agreement",
-            charts.rubric_agreement_chart,
-            f,
-            row_type=charts.RubricAgreementRow,
-        ),
-        "rubric_agreement_rows": [_with_band(row) for row in metric_rows("rubric-agreement", f)],
+        "rubric_agreement": charts.figure_data(charts.rubric_agreement_chart(agreement_rows)),
+        "rubric_agreement_rows": [_with_band(row) for row in agreement_rows],
         "rubric_scores": chart(
             "rubric-scores", charts.rubric_scores_chart, f, row_type=charts.RubricScoreRow
         ),
@@ -37,12 +34,12 @@ def reviewers_content(f: DashboardFilter) -> dict:
 
 
 def _with_band(row: dict) -> dict:
-    """A rubric dimension's agreement with its band in words (None without a value)."""
-    band = None
-    if row["value"] is not None:
-        words = kappa_words if row["statistic"] == "cohen_kappa" else alpha_words
-        band = words(row["value"])
-    return row | {"band": band}
+    """A rubric dimension's agreement as shown, with its band in words (both None without a
+    value)."""
+    if row["value"] is None:
+        return row | {"shown": None, "band": None}
+    words = kappa_words if row["statistic"] == "cohen_kappa" else alpha_words
+    return row | {"shown": number(row["value"]), "band": words(row["value"])}
 
 
 def _with_shares(row: dict) -> dict:

@@ -151,6 +151,7 @@ def test_the_page_shows_the_numbers_and_both_charts(scored):
     assert table["cites"]["band"] == "substantial"  # 0.667 is in Landis and Koch's 0.6-0.8
     assert table["helpfulness"]["band"] == "reliable"
     assert table["tone"]["band"] is None
+    assert table["cites"]["shown"] == "0.67"
     html = response.content.decode()
     for chart_id in ("rubric-agreement", "rubric-scores"):
         assert f'id="{chart_id}-figure"' in html
