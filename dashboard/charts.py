@@ -32,6 +32,7 @@ from plotly.subplots import make_subplots
 
 from dashboard.meanings import ALPHA_RELIABLE, ALPHA_TENTATIVE, alpha_words, kappa_words
 from gating.formatting import count, duration, duration_unit, number, numbers_alike, percent
+from learning.statistics.agreement import Statistic
 
 # Okabe-Ito, by name.
 BLACK = "#000000"
@@ -861,13 +862,13 @@ def alpha_chart(rows: Iterable[AlphaPoint | Mapping]) -> go.Figure | None:
 
 
 # Each statistic's symbol, as a rubric dimension's axis label and hover text write it.
-STATISTIC_SYMBOLS = {"cohen_kappa": "κ", "krippendorff_alpha_interval": "α"}
+STATISTIC_SYMBOLS = {Statistic.COHEN_KAPPA: "κ", Statistic.KRIPPENDORFF_ALPHA_INTERVAL: "α"}
 
 
 def _agreement_words(row: RubricAgreementRow) -> str:
     if row.value is None:
         return "not enough pairs"
-    if row.statistic == "cohen_kappa":
+    if row.statistic == Statistic.COHEN_KAPPA:
         return f"{kappa_words(row.value)} (Landis and Koch)"
     return alpha_words(row.value)
 

@@ -12,6 +12,7 @@ from dashboard.metrics import metric_rows
 from dashboard.pages.monitoring import chart, monitoring_page, page_render
 from gating.formatting import number
 from gating.roles import WATCH_LEARNING
+from learning.statistics.agreement import Statistic
 
 
 @monitoring_page(WATCH_LEARNING)
@@ -38,7 +39,7 @@ def _with_band(row: dict) -> dict:
     value)."""
     if row["value"] is None:
         return row | {"shown": None, "band": None}
-    words = kappa_words if row["statistic"] == "cohen_kappa" else alpha_words
+    words = kappa_words if row["statistic"] == Statistic.COHEN_KAPPA else alpha_words
     return row | {"shown": number(row["value"]), "band": words(row["value"])}
 
 
