@@ -312,7 +312,7 @@ def _value_order(dimension: dict, values: Iterable) -> list:
 
 def _rubric_scores(f: DashboardFilter) -> list[dict]:
     """Per task type and rubric dimension, how many of the reviews decided in the range gave
-    each value (every independent review that scored the rubric)."""
+    each value (every review that scored the rubric, whatever its round)."""
     scored = learning_selectors.rubric_scored_reviews(**_window(f))
     counts: Counter = Counter()
     for review in scored:

@@ -564,8 +564,9 @@ def _rubrics_of(ids) -> dict[int, tuple[str, int, list]]:
 def rubric_scored_reviews(
     *, since: datetime, until: datetime, task_types=(), models=()
 ) -> list[ScoredReview]:
-    """Every independent review decided in [since, until) that scored a rubric, of the
-    task types and models given (empty: all)."""
+    """Every review decided in [since, until) that scored a rubric (first, second,
+    adjudication or gold check; bulk decisions score nothing), of the task types and models
+    given (empty: all)."""
     rows = list(
         _scored_reviews(task_types=task_types, models=models)
         .filter(decided_at__gte=since, decided_at__lt=until)
