@@ -30,8 +30,9 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from dashboard.meanings import kappa_words
+from dashboard.meanings import ALPHA_RELIABLE, ALPHA_TENTATIVE, alpha_words, kappa_words
 from gating.formatting import count, duration, duration_unit, number, numbers_alike, percent
+from learning.statistics.agreement import Statistic
 
 # Okabe-Ito, by name.
 BLACK = "#000000"
@@ -69,7 +70,10 @@ THRESHOLD_SOURCES = {
 }
 # Krippendorff (Content Analysis, 2004): alpha from 0.8 is reliable, from 0.667
 # good enough for tentative conclusions.
-ALPHA_LEVELS = ((0.8, "Reliable (0.8)"), (0.667, "Tentative (0.667)"))
+ALPHA_LEVELS = (
+    (ALPHA_RELIABLE, f"Reliable ({ALPHA_RELIABLE:g})"),
+    (ALPHA_TENTATIVE, f"Tentative ({ALPHA_TENTATIVE:g})"),
+)
 
 # A thin white edge between stacked or neighbouring bars.
 _BAR_EDGE = {"color": "white", "width": 0.5}
@@ -298,6 +302,33 @@ class ScorerAurocRow:
     high: float
     n: int
     tied_at_10: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RubricAgreementRow:
+    """Two independent reviewers' agreement on one dimension of a task type's rubric:
+    ``statistic`` cohen_kappa or krippendorff_alpha_interval, ``value`` None below the
+    minimum of pairs, over ``n`` pairs."""
+
+    task_type: str
+    dimension: str
+    label: str
+    kind: str
+    statistic: str
+    value: float | None
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class RubricScoreRow:
+    """How many reviews of a task type gave ``value`` on one dimension of its rubric."""
+
+    task_type: str
+    dimension: str
+    label: str
+    kind: str
+    value: Any
+    reviews: int
 
 
 # For templates.
@@ -827,6 +858,146 @@ def alpha_chart(rows: Iterable[AlphaPoint | Mapping]) -> go.Figure | None:
     for level, label in ALPHA_LEVELS:
         _reference_line(fig, level, label)
     fig.update_yaxes(range=[min(0.0, *(p.alpha for p in points)) - 0.05, 1.05])
+    return fig
+
+
+# Each statistic's symbol, as a rubric dimension's axis label and hover text write it.
+STATISTIC_SYMBOLS = {Statistic.COHEN_KAPPA: "κ", Statistic.KRIPPENDORFF_ALPHA_INTERVAL: "α"}
+
+
+def _agreement_words(row: RubricAgreementRow) -> str:
+    if row.value is None:
+        return "not enough pairs"
+    if row.statistic == Statistic.COHEN_KAPPA:
+        return f"{kappa_words(row.value)} (Landis and Koch)"
+    return alpha_words(row.value)
+
+
+def rubric_agreement_chart(rows: Iterable[RubricAgreementRow | Mapping]) -> go.Figure | None:
+    """Per rubric dimension, two reviewers' agreement, a bar per task type: Cohen's kappa for
+    a choice or a yes/no, interval Krippendorff's alpha for a number. A dimension with too
+    few pairs has a bar of no height that says so."""
+    results = _rows(RubricAgreementRow, rows)
+    if not results:
+        return None
+    _check_names(results, "statistic", STATISTIC_SYMBOLS)
+
+    def axis_label(row: RubricAgreementRow) -> str:
+        return f"{_escape(row.label)} ({STATISTIC_SYMBOLS[row.statistic]})"
+
+    labels = list(dict.fromkeys(axis_label(r) for r in results))
+    fig = _figure(
+        x_title="Rubric dimension (κ: Cohen's kappa, α: Krippendorff's alpha)",
+        y_title="Agreement (1 is full, 0 is chance)",
+        barmode="group",
+    )
+    for i, task_type in enumerate(sorted({r.task_type for r in results})):
+        of_task_type = {axis_label(r): r for r in results if r.task_type == task_type}
+        series = [of_task_type.get(label) for label in labels]
+        fig.add_bar(
+            name=_escape(task_type),
+            x=labels,
+            # Too few pairs stands at 0 with its words above it, so that it is not missed.
+            y=[None if r is None else (r.value if r.value is not None else 0.0) for r in series],
+            marker={"color": _colour(i), "pattern": {"shape": _pattern(i)}, "line": _BAR_EDGE},
+            text=[
+                "" if r is None else ("not enough pairs" if r.value is None else number(r.value))
+                for r in series
+            ],
+            textposition="outside",
+            cliponaxis=False,
+            customdata=[
+                [
+                    "–" if r.value is None else number(r.value),
+                    _agreement_words(r),
+                    count(r.n),
+                ]
+                if r
+                else [None] * 3
+                for r in series
+            ],
+            hovertemplate="%{x}, task type %{fullData.name}: %{customdata[0]} "
+            "(%{customdata[1]}) over %{customdata[2]} pairs of reviews<extra></extra>",
+        )
+    for level, label in ALPHA_LEVELS:
+        _reference_line(fig, level, label)
+    values = [r.value for r in results if r.value is not None]
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(range=[min([0.0, *values]) - 0.05, 1.15])
+    return fig
+
+
+def _score_label(kind: str, value) -> str:
+    if kind == "boolean":
+        return "yes" if value else "no"
+    if kind == "numeric":
+        return f"{value:g}"
+    return _escape(value)
+
+
+# A rubric's scores: the height of each dimension's panel.
+_PANEL_HEIGHT = 240
+
+
+def rubric_scores_chart(rows: Iterable[RubricScoreRow | Mapping]) -> go.Figure | None:
+    """A panel per rubric dimension: the share of a task type's reviews that gave each
+    value, a bar per task type, so that task types of different volumes compare."""
+    scores = [r for r in _rows(RubricScoreRow, rows) if r.reviews]
+    if not scores:
+        return None
+    dimensions = list(dict.fromkeys((r.dimension, r.kind) for r in scores))
+    titles = [next(r.label for r in scores if (r.dimension, r.kind) == d) for d in dimensions]
+    fig = make_subplots(
+        rows=len(dimensions),
+        cols=1,
+        subplot_titles=[_escape(t) for t in titles],
+        vertical_spacing=min(0.3, 0.5 / len(dimensions)) if len(dimensions) > 1 else 0.0,
+    )
+    fig.update_layout(
+        template=_TEMPLATE, barmode="group", height=160 + _PANEL_HEIGHT * len(dimensions)
+    )
+    task_types = sorted({r.task_type for r in scores})
+    in_legend: set[str] = set()
+    for panel, (name, kind) in enumerate(dimensions, start=1):
+        of_dimension = [r for r in scores if (r.dimension, r.kind) == (name, kind)]
+        values = list(dict.fromkeys(_score_label(kind, r.value) for r in of_dimension))
+        for i, task_type in enumerate(task_types):
+            given = {
+                _score_label(kind, r.value): r.reviews
+                for r in of_dimension
+                if r.task_type == task_type
+            }
+            total = sum(given.values())
+            if not total:
+                continue
+            fig.add_bar(
+                name=_escape(task_type),
+                legendgroup=task_type,
+                # One legend entry per task type, though it has bars in every panel.
+                showlegend=task_type not in in_legend,
+                x=values,
+                y=[given.get(v, 0) / total for v in values],
+                marker={"color": _colour(i), "pattern": {"shape": _pattern(i)}, "line": _BAR_EDGE},
+                customdata=[
+                    [
+                        _escape(titles[panel - 1]),
+                        percent(given.get(v, 0) / total),
+                        count(given.get(v, 0)),
+                        count(total),
+                    ]
+                    for v in values
+                ],
+                hovertemplate="%{customdata[0]} %{x}, task type %{fullData.name}: "
+                "%{customdata[1]} of its reviews (%{customdata[2]} of %{customdata[3]})"
+                "<extra></extra>",
+                row=panel,
+                col=1,
+            )
+            in_legend.add(task_type)
+        fig.update_xaxes(type="category", title_text="Score", row=panel, col=1)
+        fig.update_yaxes(
+            title_text="Share of reviews (%)", tickformat=".0%", range=[0, 1.05], row=panel, col=1
+        )
     return fig
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 
 from dashboard import rollups
-from gating import services
+from gating import rubrics, services
 from gating.models import TaskType
 from gating.roles import Role
 from learning import cycles
@@ -125,13 +125,50 @@ DEMO_BUDGETS = {
 }
 
 
+# What reviewers of two task types score beside their verdict, so that the reviewers page can
+# show how far two reviewers of one output agree on each dimension, and how the scores fall.
+# One dimension of each kind: a 1-5 scale, a choice (optional, as a remark is), a yes or no.
+DEMO_RUBRIC_DIMENSIONS = [
+    {
+        "name": "helpfulness",
+        "label": "Helpfulness",
+        "kind": "numeric",
+        "required": True,
+        "help": "1: of no use to the reader; 5: answers all they needed.",
+        "minimum": 1,
+        "maximum": 5,
+    },
+    {
+        "name": "tone",
+        "label": "Tone",
+        "kind": "categorical",
+        "required": False,
+        "help": "Only if the tone is worth a remark.",
+        "choices": ["neutral", "too casual", "too formal"],
+    },
+    {
+        "name": "cites_sources",
+        "label": "Cites its sources",
+        "kind": "boolean",
+        "required": True,
+        "help": "Every claim can be traced to the input.",
+    },
+]
+DEMO_RUBRICS = {
+    "summarize": "Score the summary against the **source** it was given, not against what "
+    "you know of the subject.",
+    "draft_reply": "Score the reply as the customer would read it: does it answer what they "
+    "asked, in a tone they would welcome?",
+}
+
+
 def demo_traffic_seed(
     config: world.SimulationConfig, *, until: datetime, on_progress=None
 ) -> run.SimulationReport:
     """Replay ``config`` up to ``until`` (the present): the demo opens with traffic up to the
     last hour and nothing stored in the future. The agent task types are made first, each
     with its scorer (``DEMO_SCORERS``), and the others score them in shadow; two task types
-    get the budgets of ``DEMO_BUDGETS``."""
+    get the budgets of ``DEMO_BUDGETS``, and two the rubrics of ``DEMO_RUBRICS``."""
     names = {t.name for t in config.task_types}
     choices = [
         (name, {"scorer": scorer}, "The demo's choice of scorer for an agent task type.")
@@ -150,6 +187,15 @@ def demo_traffic_seed(
                 actor=None,
                 reason=reason,
                 source=services.EditSource.API,
+            )
+    for name, instructions in DEMO_RUBRICS.items():
+        if name in names:
+            # Through the rubric service, as an admin's edit is: versioned and audited.
+            rubrics.rubric_save(
+                task_type=TaskType.objects.get_or_create(name=name)[0],
+                instructions=instructions,
+                dimensions=DEMO_RUBRIC_DIMENSIONS,
+                actor=None,
             )
     return run.simulation_run(
         config,

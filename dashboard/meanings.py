@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from learning.statistics.agreement import MIN_PAIRS
+
 
 @dataclass(frozen=True)
 class Meaning:
@@ -30,6 +32,21 @@ def kappa_words(kappa: float) -> str:
     if kappa < 0:
         return "poor"
     return next(word for upper, word in KAPPA_BANDS if kappa <= upper)
+
+
+# Krippendorff (Content Analysis, 2004): an alpha from 0.8 is reliable, from 0.667 good
+# enough for tentative conclusions, below that not.
+ALPHA_RELIABLE = 0.8
+ALPHA_TENTATIVE = 0.667
+
+
+def alpha_words(alpha: float) -> str:
+    """An alpha's band in words (Krippendorff): 0.85 → "reliable", 0.7 → "tentative"."""
+    if alpha >= ALPHA_RELIABLE:
+        return "reliable"
+    if alpha >= ALPHA_TENTATIVE:
+        return "tentative"
+    return "not reliable"
 
 
 # By chart id, in the order of the pages that show them.
@@ -95,6 +112,21 @@ CHARTS: dict[str, Meaning] = {
         "How far all the reviewers agree beyond chance, over every output two or more "
         "decided: 1 is full agreement, 0 is chance; 0.8 or more is commonly taken as "
         "reliable, below 0.67 as not.",
+    ),
+    "rubric-agreement": Meaning(
+        "Agreement per rubric dimension",
+        "How far the two independent reviews of a double-reviewed output agree on each "
+        "dimension of the task type's rubric: Cohen's kappa (κ) for a choice or a yes/no, "
+        "Krippendorff's alpha (α, interval) for a number, which counts a near miss for "
+        "less than a far one. 1 is full agreement, 0 is chance; α from 0.8 is reliable, "
+        "below 0.667 not; κ reads in Landis and Koch's bands. With fewer than "
+        f"{MIN_PAIRS} pairs there is no value.",
+    ),
+    "rubric-scores": Meaning(
+        "Rubric scores",
+        "Of each task type's reviews, the share that gave each score on each dimension of "
+        "its rubric. Scores bunched at one end, or a task type apart from the others, are "
+        "worth a look at the rubric's instructions.",
     ),
     "validator-importance": Meaning(
         "Importance and the weight the gate uses now",

@@ -7,7 +7,8 @@ Each metric reads the rollups through dashboard.selectors under the filter bar's
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -17,10 +18,11 @@ from dashboard import selectors
 from dashboard.estimates import weighted_rate, wilson_interval
 from dashboard.filters import DashboardFilter
 from gating.models import AuditEvent, TaskType, Validator
+from gating.rubrics import Kind
 from gating.scoring import Decision
 from learning import selectors as learning_selectors
 from learning.models import CycleRun, PairAgreement, ReviewerReliability, ThresholdChange
-from learning.statistics import drift
+from learning.statistics import agreement, drift
 
 PINNED_REASON = "Held: pinned by an admin."
 
@@ -245,6 +247,96 @@ def _reviewer_summary(f: DashboardFilter) -> list[dict]:
     return [people[name] for name in sorted(people)]
 
 
+def _rubric_dimensions(items: Iterable) -> dict[tuple[str, str, str], dict]:
+    """Each dimension scored in ``items`` (selectors' ScoredReview or ScoredPair), by
+    (task type, name, kind), as the latest version that has it defines it: the versions
+    of a rubric are pooled where a dimension kept its name and kind. In task type order,
+    then the order of the latest version; dimensions dropped since after those kept."""
+    latest: dict[tuple[str, str, str], tuple[int, int, dict]] = {}
+    for item in items:
+        for position, dimension in enumerate(item.dimensions):
+            key = (item.task_type, dimension["name"], dimension["kind"])
+            if key not in latest or item.rubric_version > latest[key][0]:
+                latest[key] = (item.rubric_version, position, dimension)
+    ordered = sorted(latest.items(), key=lambda kv: (kv[0][0], -kv[1][0], kv[1][1]))
+    return {key: dimension for key, (_, _, dimension) in ordered}
+
+
+def _kind_of(item, name: str) -> str | None:
+    return next((d["kind"] for d in item.dimensions if d["name"] == name), None)
+
+
+def _rubric_agreement(f: DashboardFilter) -> list[dict]:
+    """Per task type and rubric dimension, the agreement of the first and second reviews of
+    the outputs double-reviewed in the range, both scored against the same rubric version:
+    Cohen's kappa for a choice or a yes/no, interval Krippendorff's alpha for a number;
+    no value below ``agreement.MIN_PAIRS`` pairs."""
+    pairs = learning_selectors.rubric_scored_pairs(**_window(f))
+    rows = []
+    for (task_type, name, kind), dimension in _rubric_dimensions(pairs).items():
+        scored = [
+            (p.first[name], p.second[name])
+            for p in pairs
+            if p.task_type == task_type
+            and _kind_of(p, name) == kind
+            # An optional dimension one of the two left unscored makes no pair.
+            and name in p.first
+            and name in p.second
+        ]
+        result = agreement.paired_agreement(scored, interval=kind == Kind.NUMERIC)
+        rows.append(
+            {
+                "task_type": task_type,
+                "dimension": name,
+                "label": dimension["label"],
+                "kind": kind,
+                "statistic": result.statistic.value,
+                "value": result.value,
+                "n": result.n,
+            }
+        )
+    return rows
+
+
+def _value_order(dimension: dict, values: Iterable) -> list:
+    """A dimension's values in reading order: a scale upward, yes before no, choices as the
+    rubric lists them (those of older versions after them)."""
+    values = set(values)
+    if dimension["kind"] == Kind.NUMERIC:
+        return sorted(values)
+    if dimension["kind"] == Kind.BOOLEAN:
+        return [v for v in (True, False) if v in values]
+    listed = [c for c in dimension["choices"] if c in values]
+    return listed + sorted(values - set(listed), key=str)
+
+
+def _rubric_scores(f: DashboardFilter) -> list[dict]:
+    """Per task type and rubric dimension, how many of the reviews decided in the range gave
+    each value (every review that scored the rubric, whatever its round)."""
+    scored = learning_selectors.rubric_scored_reviews(**_window(f))
+    counts: Counter = Counter()
+    for review in scored:
+        for dimension in review.dimensions:
+            if dimension["name"] in review.scores:
+                key = (review.task_type, dimension["name"], dimension["kind"])
+                counts[key, review.scores[dimension["name"]]] += 1
+    rows = []
+    for key, dimension in _rubric_dimensions(scored).items():
+        given = {value: n for (k, value), n in counts.items() if k == key}
+        for value in _value_order(dimension, given):
+            rows.append(
+                {
+                    "task_type": key[0],
+                    "dimension": key[1],
+                    "label": dimension["label"],
+                    "kind": key[2],
+                    "value": value,
+                    "reviews": given[value],
+                }
+            )
+    return rows
+
+
 def _calibration(f: DashboardFilter) -> list[dict]:
     rows = []
     for bucket in selectors.calibration_buckets(**_window(f)):
@@ -424,6 +516,24 @@ METRICS: dict[str, Metric] = {
         "modify, reject, decisions, median_seconds, reliability, agreement_with_gate, "
         "kappa_with_gate}].",
         _reviewer_summary,
+    ),
+    "rubric-agreement": Metric(
+        "Agreement per rubric dimension",
+        "Per task type and rubric dimension, the agreement of the first and the second review "
+        "of the outputs whose second review was decided in the range, over the n pairs "
+        "scored against the same rubric version (bulk decisions left out): Cohen's kappa "
+        "(statistic cohen_kappa) for a choice or a yes/no, interval Krippendorff's alpha "
+        "(krippendorff_alpha_interval) for a number; value null below "
+        f"{agreement.MIN_PAIRS} pairs or where undefined: "
+        "[{task_type, dimension, label, kind, statistic, value, n}].",
+        _rubric_agreement,
+    ),
+    "rubric-scores": Metric(
+        "Rubric scores",
+        "Per task type and rubric dimension, how many reviews decided in the range gave each "
+        "value (bulk decisions left out, which score nothing): "
+        "[{task_type, dimension, label, kind, value, reviews}].",
+        _rubric_scores,
     ),
     "calibration": Metric(
         "Reliability diagram",

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 from django.db.models import Exists, OuterRef
 
-from gating.models import Review, ReviewItem, TaskType
+from gating.models import Review, ReviewItem, Rubric, TaskType
 from gating.scoring import ApproveRequires, GatePolicy, Guarantee, approval_line
 from learning.models import CycleRun, ThresholdChange, TierAssessment, ValidatorAssessment
 from learning.statistics import importance
@@ -516,3 +516,93 @@ def validator_assessments(task_type: str, *, since: datetime, until: datetime):
         .select_related("validator", "cycle")
         .order_by("cycle__window_end", "validator__name")
     )
+
+
+# --------------------------------------------------------------------------- rubric scores
+
+
+@dataclass(frozen=True)
+class ScoredReview:
+    """One review's rubric scores, with the version of the task type's rubric they answer."""
+
+    task_type: str
+    rubric_version: int
+    dimensions: list
+    scores: dict
+
+
+@dataclass(frozen=True)
+class ScoredPair:
+    """An output's two independent reviews, first (a review or an audit) and second, both
+    scored against the same rubric version."""
+
+    task_type: str
+    rubric_version: int
+    dimensions: list
+    first: dict
+    second: dict
+
+
+def _scored_reviews(*, task_types, models):
+    # A bulk decision is one lead's call on many outputs: it scores nothing (gating.bulk)
+    # and is no independent judgment.
+    reviews = Review.objects.filter(is_bulk=False, rubric__isnull=False)
+    if task_types:
+        reviews = reviews.filter(output__task_type__name__in=task_types)
+    if models:
+        reviews = reviews.filter(output__model__in=models)
+    return reviews
+
+
+def _rubrics_of(ids) -> dict[int, tuple[str, int, list]]:
+    rows = Rubric.objects.filter(pk__in=set(ids)).values_list(
+        "pk", "task_type__name", "version", "dimensions"
+    )
+    return {pk: (name, version, dimensions) for pk, name, version, dimensions in rows}
+
+
+def rubric_scored_reviews(
+    *, since: datetime, until: datetime, task_types=(), models=()
+) -> list[ScoredReview]:
+    """Every review decided in [since, until) that scored a rubric (first, second,
+    adjudication or gold check; bulk decisions score nothing), of the task types and models
+    given (empty: all)."""
+    rows = list(
+        _scored_reviews(task_types=task_types, models=models)
+        .filter(decided_at__gte=since, decided_at__lt=until)
+        .order_by("decided_at", "id")
+        .values_list("rubric_id", "scores")
+    )
+    rubric_of = _rubrics_of(rubric_id for rubric_id, _ in rows)
+    return [ScoredReview(*rubric_of[rubric_id], scores) for rubric_id, scores in rows]
+
+
+def rubric_scored_pairs(
+    *, since: datetime, until: datetime, task_types=(), models=()
+) -> list[ScoredPair]:
+    """The outputs whose second review was decided in [since, until), with the scores of
+    their first review and of that second one, where both were scored against the same
+    rubric version: scores against different versions may answer different questions. An
+    adjudication is no independent review (the lead sees both), nor is a gold check."""
+    reviews = _scored_reviews(task_types=task_types, models=models)
+    seconds = reviews.filter(
+        item__kind=ReviewItem.Kind.SECOND, decided_at__gte=since, decided_at__lt=until
+    )
+    second_of = {
+        output_id: (rubric_id, scores)
+        for output_id, rubric_id, scores in seconds.order_by("id").values_list(
+            "output_id", "rubric_id", "scores"
+        )
+    }
+    firsts = reviews.filter(
+        item__kind__in=ReviewItem.FIRST_KINDS, output__in=seconds.values("output")
+    ).order_by("output_id")
+    matched = [
+        (rubric_id, scores, second_of[output_id][1])
+        for output_id, rubric_id, scores in firsts.values_list("output_id", "rubric_id", "scores")
+        if second_of[output_id][0] == rubric_id
+    ]
+    rubric_of = _rubrics_of(rubric_id for rubric_id, _, _ in matched)
+    return [
+        ScoredPair(*rubric_of[rubric_id], first, second) for rubric_id, first, second in matched
+    ]

@@ -24,12 +24,13 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
 from django.db import connection, transaction
 
-from gating import reviews, services
-from gating.models import Output, Review, ReviewItem, TaskType
+from gating import reviews, rubrics, services
+from gating.models import Output, Review, ReviewItem, Rubric, TaskType
 from gating.roles import Role
 from learning.models import Alert, CycleRun, SimulatedTruth
 from simulator import workers
 from simulator.chunks import gate_chunk, replay_transaction
+from simulator.rubric_scores import scores_draw
 from simulator.world import (
     DEFAULT_REVIEWERS,
     WORKDAY_END,
@@ -97,13 +98,31 @@ def _is_working_hour(hour: datetime, working_days: frozenset[int] = WEEKDAYS) ->
     return hour.weekday() in working_days and WORKDAY_START <= hour.time() < WORKDAY_END
 
 
-def _decision(reviewer: Reviewer, truth: Truth, output_text: str, rng) -> reviews.DecisionInput:
-    action = reviewer.decide(truth, rng)
+@dataclass(frozen=True)
+class _Draws:
+    """The replay's two generators: ``verdicts`` for the reviewers' turns and verdicts,
+    ``scores`` for their rubric scores only, so that a rubric added or changed leaves every
+    verdict of a seeded history as it was."""
+
+    verdicts: random.Random
+    scores: random.Random
+
+
+def _decision(
+    reviewer: Reviewer, truth: Truth, output_text: str, draws: _Draws, rubric: Rubric | None
+) -> reviews.DecisionInput:
+    action = reviewer.decide(truth, draws.verdicts)
+    scored = {}
+    if rubric is not None:
+        scored = {
+            "scores": scores_draw(rubric.dimensions, truth, reviewer, draws.scores),
+            "rubric_version": rubric.version,
+        }
     if action == Action.MODIFY:
-        return reviews.DecisionInput("modify", edited_output=f"{output_text} (edited)")
+        return reviews.DecisionInput("modify", edited_output=f"{output_text} (edited)", **scored)
     if action == Action.REJECT:
-        return reviews.DecisionInput("reject", reason=_REJECT_REASON[truth])
-    return reviews.DecisionInput("approve")
+        return reviews.DecisionInput("reject", reason=_REJECT_REASON[truth], **scored)
+    return reviews.DecisionInput("approve", **scored)
 
 
 def _turns(hour: datetime, people: list, per_hour: int, rng) -> list[tuple]:
@@ -121,13 +140,13 @@ def _truths_of(output_ids) -> dict[int, Truth]:
     return {pk: Truth(truth) for pk, truth in rows}
 
 
-def _work_hour(hour, people, queue, per_hour, rng) -> int:
+def _work_hour(hour, people, queue, per_hour, draws: _Draws) -> int:
     """Live: at each turn the reviewer claims and decides one item that has arrived by then,
     until their capacity or the queue runs out."""
     decided = 0
     idle = set()
     hour_end = hour + timedelta(hours=1)
-    for at, user, profile in _turns(hour, people, per_hour, rng):
+    for at, user, profile in _turns(hour, people, per_hour, draws.verdicts):
         if user.pk in idle:
             continue
         # The hour's outputs are all gated before its turns are taken: a turn may only see
@@ -144,21 +163,22 @@ def _work_hour(hour, people, queue, per_hour, rng) -> int:
                     break
             continue
         truth = _truths_of([item.output_id])[item.output_id]
+        rubric = rubrics.rubric_in_force(item.task_type_id)
         reviews.item_decide(
             item_id=item.pk,
             reviewer=user,
-            decision=_decision(profile, truth, item.output.output_text, rng),
+            decision=_decision(profile, truth, item.output.output_text, draws, rubric),
             now=at + DECISION_TIME,
         )
         decided += 1
     return decided
 
 
-def _record_hour(hour, people, queue, per_hour, rng) -> int:
+def _record_hour(hour, people, queue, per_hour, draws: _Draws) -> int:
     """History: the same turns, given the oldest open items in queue order (each to the
     first free turn at or after its arrival that its reviewer may take), recorded at once
     with ``reviews.decisions_record`` instead of a claim and a decision each."""
-    turns = _turns(hour, people, per_hour, rng)
+    turns = _turns(hour, people, per_hour, draws.verdicts)
     leads = {user.pk for user, _ in people if user.has_perm("gating.adjudicate_items")}
     # The items alone, without their outputs: ordering the whole backlog joined to its
     # outputs costs a hundred times more than finding the oldest items first.
@@ -186,6 +206,7 @@ def _record_hour(hour, people, queue, per_hour, rng) -> int:
     output_ids = [i.output_id for i in items]
     texts = dict(Output.objects.filter(pk__in=output_ids).values_list("pk", "output_text"))
     truths = _truths_of(output_ids)
+    rubric_of = rubrics.rubrics_in_force(i.task_type_id for i in items)
     follow_ups = [i.output_id for i in items if i.kind in ReviewItem.FOLLOW_UP_KINDS]
     judged = set(
         Review.objects.filter(output_id__in=follow_ups).values_list("output_id", "reviewer_id")
@@ -199,7 +220,13 @@ def _record_hour(hour, people, queue, per_hour, rng) -> int:
                 and (item.kind not in ReviewItem.LEAD_KINDS or user.pk in leads)
             ):
                 del turns[n]
-                decision = _decision(profile, truths[item.output_id], texts[item.output_id], rng)
+                decision = _decision(
+                    profile,
+                    truths[item.output_id],
+                    texts[item.output_id],
+                    draws,
+                    rubric_of.get(item.task_type_id),
+                )
                 at += DECISION_TIME
                 decisions.append(reviews.RecordedDecision(item, user, decision, at))
                 break
@@ -252,7 +279,10 @@ def simulation_run(
     if Output.objects.exclude(source=gateway).exists():
         # Real traffic too: simulated reviewers must only judge what has a known truth.
         queue = queue.filter(output__source=gateway)
-    rng = random.Random(f"{config.seed}-reviews")
+    draws = _Draws(
+        verdicts=random.Random(f"{config.seed}-reviews"),
+        scores=random.Random(f"{config.seed}-rubric-scores"),
+    )
     outputs = decided = 0
     shared = processes > 1 and connection.vendor == "postgresql"
     shared = shared and not connection.in_atomic_block
@@ -284,7 +314,7 @@ def simulation_run(
                     if _is_working_hour(hour, working_days):
                         work = _work_hour if day >= config.days - live_days else _record_hour
                         with replay_transaction(enabled=gatekeepers.shared):
-                            decided += work(hour, people, queue, reviews_per_hour, rng)
+                            decided += work(hour, people, queue, reviews_per_hour, draws)
                     if on_hour_end is not None:
                         on_hour_end(hour + timedelta(hours=1))
             if (day + 1) & day == 0:

@@ -1,7 +1,8 @@
 """How far reviewers agree with each other and with the gate, and how reliable each one is.
 
 Pure functions over plain labels: no ORM. Labels are the review actions (approve, modify,
-reject); a "unit" is one output that more than one person judged.
+reject), or a rubric dimension's scores; a "unit" is one output that more than one person
+judged.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 import krippendorff
 import numpy as np
@@ -69,6 +71,65 @@ def krippendorff_alpha(units: Mapping[Hashable, Mapping[Hashable, Hashable]]) ->
             if rater in judged:
                 data[row, column] = code[judged[rater]]
     return float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+
+
+def krippendorff_alpha_interval(
+    units: Mapping[Hashable, Mapping[Hashable, float]],
+) -> float | None:
+    """Interval-level Krippendorff's alpha; ``units[unit][rater] = number``. A disagreement
+    weighs as the squared difference of the two numbers, so that 4 against 5 on a 1-5 scale
+    counts for less than 1 against 5. Units judged by one rater only are left out; None
+    when fewer than two values differ (no disagreement is then expected by chance)."""
+    paired = {u: r for u, r in units.items() if len(r) >= 2}
+    if not paired:
+        return None
+    if len({float(v) for r in paired.values() for v in r.values()}) < 2:
+        return None
+    raters = sorted({rater for r in paired.values() for rater in r}, key=str)
+    data = np.full((len(raters), len(paired)), np.nan)
+    for column, judged in enumerate(paired.values()):
+        for row, rater in enumerate(raters):
+            if rater in judged:
+                data[row, column] = float(judged[rater])
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval"))
+
+
+# Below this many pairs an agreement is not shown: with a handful of outputs, one differing
+# pair moves a kappa by tenths, and the number would be read as if it meant something.
+MIN_PAIRS = 10
+
+
+class Statistic(StrEnum):
+    COHEN_KAPPA = "cohen_kappa"
+    KRIPPENDORFF_ALPHA_INTERVAL = "krippendorff_alpha_interval"
+
+
+@dataclass(frozen=True)
+class PairedAgreement:
+    """The agreement of two independent judgments over ``n`` units: ``value`` is None
+    below ``MIN_PAIRS`` pairs, or where the statistic is undefined."""
+
+    statistic: Statistic
+    value: float | None
+    n: int
+
+
+def paired_agreement(
+    pairs: Sequence[tuple[Hashable, Hashable]], *, interval: bool, min_pairs: int = MIN_PAIRS
+) -> PairedAgreement:
+    """The agreement of (first, second) judgments of the same units: Cohen's kappa of the
+    labels, or with ``interval`` (numbers on a scale) interval-level Krippendorff's alpha,
+    which credits near misses; kappa would count 4 against 5 as wholly as 1 against 5."""
+    n = len(pairs)
+    if interval:
+        statistic = Statistic.KRIPPENDORFF_ALPHA_INTERVAL
+        value = krippendorff_alpha_interval({i: {0: a, 1: b} for i, (a, b) in enumerate(pairs)})
+    else:
+        statistic = Statistic.COHEN_KAPPA
+        value = cohen_kappa([a for a, _ in pairs], [b for _, b in pairs])
+    if n < min_pairs:
+        value = None
+    return PairedAgreement(statistic=statistic, value=finite_or_none(value), n=n)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,9 @@ CHART_PAGES = {
     "queue": 4,
     "drift": 5,
     "validators": 3,
-    "reviewers": 2,
+    # Kappa per pair, alpha over time, and the demo's rubrics: agreement per dimension and
+    # the scores given.
+    "reviewers": 4,
     # Reliability, scores by action, AUROC by model, and the scorers against the reviewers
     # and against the truth (the demo is simulated).
     "calibration": 5,

@@ -22,12 +22,14 @@ from dashboard.charts import (
     ReliabilityBucket,
     ReviewerDay,
     ReviewerTime,
+    RubricAgreementRow,
+    RubricScoreRow,
     ScoreBucket,
     ThresholdPoint,
     ValidatorImportance,
     ValidatorPoint,
 )
-from dashboard.meanings import kappa_words
+from dashboard.meanings import alpha_words, kappa_words
 
 T0 = datetime(2025, 5, 1, tzinfo=UTC)
 D1, D2, D3 = date(2025, 5, 1), date(2025, 5, 2), date(2025, 5, 3)
@@ -77,6 +79,22 @@ THRESHOLD_POINTS = [
     ThresholdPoint(hours(24), "summary", "approve", 7.5, "admin", "Too many complaints.", "alice"),
     ThresholdPoint(hours(36), "summary", "approve", 7.5, "pinned", "Pinned: held at 7.5."),
     ThresholdPoint(hours(6), "qa", "approve", 7.0, "cycle", "Held."),
+]
+RUBRIC_AGREEMENT = [
+    RubricAgreementRow(
+        "summary", "helpful", "Helpful", "numeric", "krippendorff_alpha_interval", 0.72, 40
+    ),
+    RubricAgreementRow("summary", "tone", "Tone", "categorical", "cohen_kappa", None, 6),
+    RubricAgreementRow(
+        "qa", "helpful", "Helpful", "numeric", "krippendorff_alpha_interval", -0.1, 25
+    ),
+]
+RUBRIC_SCORES = [
+    RubricScoreRow("summary", "helpful", "Helpful", "numeric", 1, 2),
+    RubricScoreRow("summary", "helpful", "Helpful", "numeric", 5, 6),
+    RubricScoreRow("qa", "helpful", "Helpful", "numeric", 5, 3),
+    RubricScoreRow("summary", "cites", "Cites", "boolean", True, 3),
+    RubricScoreRow("summary", "cites", "Cites", "boolean", False, 1),
 ]
 BUILT = {
     "score_histogram": lambda: charts.score_histogram(
@@ -135,6 +153,8 @@ BUILT = {
         [AurocRow("summary", "small", 0.8, 0.7, 0.88, 200),
          AurocRow("qa", "large", 0.9, 0.85, 0.94, 300)]
     ),
+    "rubric_agreement_chart": lambda: charts.rubric_agreement_chart(RUBRIC_AGREEMENT),
+    "rubric_scores_chart": lambda: charts.rubric_scores_chart(RUBRIC_SCORES),
 }  # fmt: skip
 EMPTY = {
     "score_histogram": lambda rows: charts.score_histogram(
@@ -178,6 +198,8 @@ POINTS_ARE = {
     "reliability_chart": "approved unchanged",
     "action_histogram": "by reviewers",
     "auroc_chart": "AUROC",
+    "rubric_agreement_chart": "pairs of reviews",
+    "rubric_scores_chart": "of its reviews",
 }
 
 
@@ -541,3 +563,75 @@ def test_auroc_per_task_type_and_model_with_intervals_and_chance():
 )
 def test_a_kappa_in_landis_and_kochs_words(kappa, words):
     assert kappa_words(kappa) == words
+
+
+# Rubrics.
+
+
+def test_rubric_agreement_is_a_bar_per_task_type_and_dimension_with_too_few_pairs_said():
+    fig = BUILT["rubric_agreement_chart"]()
+    summary, qa = trace(fig, "summary"), trace(fig, "qa")
+    assert list(summary.x) == ["Helpful (α)", "Tone (κ)"]
+    assert list(summary.y) == [0.72, 0.0]
+    assert list(summary.text) == ["0.72", "not enough pairs"]
+    assert plain(summary.customdata) == [
+        ["0.72", "tentative", "40"],
+        ["–", "not enough pairs", "6"],
+    ]
+    # qa has no tone dimension: no bar there.
+    assert plain(qa.y) == [-0.1, None]
+    assert plain(qa.customdata)[0][1] == "not reliable"
+    assert horizontal_lines(fig) == [0.8, 0.667]
+    assert fig.layout.yaxis.range[0] == pytest.approx(-0.15)
+
+
+def test_rubric_agreement_reads_a_kappa_in_landis_and_kochs_words():
+    row = RubricAgreementRow("qa", "cites", "Cites", "boolean", "cohen_kappa", 0.5, 30)
+    fig = charts.rubric_agreement_chart([row])
+    assert plain(fig.data[0].customdata) == [["0.50", "moderate (Landis and Koch)", "30"]]
+
+
+def test_rubric_agreement_with_no_value_at_all_is_still_drawn():
+    row = RubricAgreementRow("qa", "cites", "Cites", "boolean", "cohen_kappa", None, 3)
+    fig = charts.rubric_agreement_chart([row])
+    assert list(fig.data[0].text) == ["not enough pairs"]
+    assert fig.layout.yaxis.range[0] == pytest.approx(-0.05)
+
+
+def test_rubric_agreement_refuses_an_unknown_statistic():
+    row = RubricAgreementRow("qa", "cites", "Cites", "boolean", "fleiss_kappa", 0.4, 30)
+    with pytest.raises(ValueError, match="fleiss_kappa"):
+        charts.rubric_agreement_chart([row])
+
+
+def test_rubric_scores_are_a_panel_per_dimension_in_shares_of_each_task_type():
+    fig = BUILT["rubric_scores_chart"]()
+    assert annotations(fig) == ["Helpful", "Cites"]
+    bars = [(t.name, t.xaxis, list(t.x), list(t.y)) for t in fig.data]
+    assert bars == [
+        ("qa", "x", ["1", "5"], [0.0, 1.0]),
+        ("summary", "x", ["1", "5"], [0.25, 0.75]),
+        ("summary", "x2", ["yes", "no"], [0.75, 0.25]),
+    ]
+    # One legend entry per task type.
+    assert [t.showlegend for t in fig.data] == [True, True, False]
+    assert plain(fig.data[1].customdata)[1] == ["Helpful", "75%", "6", "8"]
+
+
+def test_rubric_scores_keep_names_out_of_the_hover_template():
+    row = RubricScoreRow("<b>t</b>", "tone", "<i>Tone</i>", "categorical", "<s>x</s>", 2)
+    fig = charts.rubric_scores_chart([row])
+    (bar,) = fig.data
+    assert bar.name == "&lt;b&gt;t&lt;/b&gt;"
+    assert list(bar.x) == ["&lt;s&gt;x&lt;/s&gt;"]
+    assert plain(bar.customdata)[0][0] == "&lt;i&gt;Tone&lt;/i&gt;"
+    assert "Tone" not in bar.hovertemplate and "<s>" not in bar.hovertemplate
+
+
+@pytest.mark.parametrize(
+    ("alpha", "words"),
+    [(0.95, "reliable"), (0.8, "reliable"), (0.79, "tentative"), (0.667, "tentative"),
+     (0.5, "not reliable"), (-0.2, "not reliable")],
+)  # fmt: skip
+def test_an_alpha_in_krippendorffs_words(alpha, words):
+    assert alpha_words(alpha) == words

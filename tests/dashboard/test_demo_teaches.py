@@ -9,10 +9,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from dashboard import demo
+from dashboard.filters import DashboardFilter
+from dashboard.metrics import metric_rows
 from dashboard.settings import base as base_settings
-from gating.models import ReviewItem, TaskType
+from gating.models import AuditEvent, ReviewItem, TaskType
 from gating.scoring import Decision
 from learning.models import SimulatedTruth, ThresholdChange
+from learning.statistics.agreement import MIN_PAIRS
 from simulator.world import Truth
 
 # Slow (seeds the whole demo): `make check` leaves it out. On a fresh database, as make run
@@ -77,6 +80,17 @@ def test_the_demo_certifies_and_keeps_its_budgets(settings):
         if change.evidence["gold"]
     ]
     assert checked and max(checked) > 0
+
+    # The rubrics, saved as an admin's edit is, were scored by the simulated reviewers: the
+    # reviewers page has an agreement for every dimension of both over the last week.
+    edits = AuditEvent.objects.filter(action=AuditEvent.Action.RUBRIC_EDIT)
+    assert sorted(e.after["task_type"] for e in edits) == sorted(demo.DEMO_RUBRICS)
+    week = DashboardFilter(since=since, until=UNTIL)
+    rows = metric_rows("rubric-agreement", week)
+    assert {(r["task_type"], r["dimension"]) for r in rows} == {
+        (name, d["name"]) for name in demo.DEMO_RUBRICS for d in demo.DEMO_RUBRIC_DIMENSIONS
+    }
+    assert all(r["value"] is not None and r["n"] >= MIN_PAIRS for r in rows), rows
 
 
 def _approve_states_at_the_end() -> str:
