@@ -18,7 +18,7 @@ from dashboard import selectors
 from dashboard.estimates import weighted_rate, wilson_interval
 from dashboard.filters import DashboardFilter
 from gating.models import AuditEvent, TaskType, Validator
-from gating.rubrics import Kind
+from gating.rubrics import DimensionKind
 from gating.scoring import Decision
 from learning import selectors as learning_selectors
 from learning.models import CycleRun, PairAgreement, ReviewerReliability, ThresholdChange
@@ -283,7 +283,7 @@ def _rubric_agreement(f: DashboardFilter) -> list[dict]:
             and name in p.first
             and name in p.second
         ]
-        result = agreement.paired_agreement(scored, interval=kind == Kind.NUMERIC)
+        result = agreement.paired_agreement(scored, interval=kind == DimensionKind.NUMERIC)
         rows.append(
             {
                 "task_type": task_type,
@@ -302,9 +302,9 @@ def _value_order(dimension: dict, values: Iterable) -> list:
     """A dimension's values in reading order: a scale upward, yes before no, choices as the
     rubric lists them (those of older versions after them)."""
     values = set(values)
-    if dimension["kind"] == Kind.NUMERIC:
+    if dimension["kind"] == DimensionKind.NUMERIC:
         return sorted(values)
-    if dimension["kind"] == Kind.BOOLEAN:
+    if dimension["kind"] == DimensionKind.BOOLEAN:
         return [v for v in (True, False) if v in values]
     listed = [c for c in dimension["choices"] if c in values]
     return listed + sorted(values - set(listed), key=str)
