@@ -16,7 +16,7 @@ checks real ones against them.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, Literal, NotRequired, get_args
 
 import pydantic
 import pydantic_core
@@ -403,13 +403,19 @@ class CommentThread(RootModel[list[CommentAnswer]]):
     """An output's comments, oldest first."""
 
 
+DimensionKind = Literal["numeric", "categorical", "boolean"]
+assert set(get_args(DimensionKind)) == set(rubrics.Kind)
+
+
 class RubricDimension(TypedDict):
     """A score dimension: numeric (a number from minimum to maximum), categorical (one of
     its choices) or boolean."""
 
     name: str
     label: str
-    kind: rubrics.Kind
+    # Spelled out rather than rubrics.Kind: an enum is published under its class name, and
+    # ReviewItem.Kind has that name already (the schema would give both one component).
+    kind: DimensionKind
     required: bool
     help: str
     minimum: NotRequired[float]

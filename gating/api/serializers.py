@@ -25,6 +25,8 @@ class ScoresField(serializers.JSONField):
     page sends it so). Each value is checked against its dimension by gating.rubrics."""
 
     default_error_messages = {"invalid": "Must be an object of dimension names and values."}
+    # A form body's value is text, which gating.api.strict does not type-check.
+    json_type = ((dict,), "Must be a JSON object of dimension names and values.")
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
@@ -294,6 +296,8 @@ DIMENSIONS_SCHEMA = {
 class DimensionsField(serializers.JSONField):
     """The rubric's dimensions, checked by gating.rubrics.dimensions_clean, which names the
     dimension and key at fault."""
+
+    json_type = ((list,), "Must be a JSON list of dimensions.")
 
 
 class RubricInput(StrictSerializer):
