@@ -68,6 +68,9 @@ DESCRIPTION_MAX = 2_000
 # How the output's reviewers came to its label.
 AGREEMENT = ("single", "agreed", "adjudicated")
 MAX_LIST = 100
+# PostgreSQL's text (and jsonb) cannot hold NUL: refused by name rather than as a 500.
+NUL = "\x00"
+NUL_REFUSED = "Must not contain NUL (\\u0000) characters."
 MAX_SCORE_CONDITIONS = rubrics.MAX_DIMENSIONS
 MAX_OUTPUTS_PER_CALL = 1_000
 # Reliabilities are clipped so that no one reviewer's word is certain (a logit of ±inf).
@@ -134,6 +137,8 @@ def _strings(raw, key: str, *, max_chars: int) -> list[str]:
         raise FieldInvalid(f"filter.{key}", f"From 1 to {MAX_LIST} values; leave it out for any.")
     if any(not 1 <= len(v) <= max_chars for v in raw):
         raise FieldInvalid(f"filter.{key}", f"Each from 1 to {max_chars} characters.")
+    if any(NUL in v for v in raw):
+        raise FieldInvalid(f"filter.{key}", NUL_REFUSED)
     return list(dict.fromkeys(raw))
 
 
@@ -168,6 +173,8 @@ def _score_conditions(raw) -> list[dict]:
                 raise FieldInvalid(
                     f"{here}.equals", f"From 1 to {rubrics.CHOICE_MAX_CHARS} characters."
                 )
+            if isinstance(value, str) and NUL in value:
+                raise FieldInvalid(f"{here}.equals", NUL_REFUSED)
             clean.append({"dimension": name, "equals": value})
             continue
         if not bounds:
@@ -376,6 +383,11 @@ def dataset_create(
     name = name.strip()
     if not 1 <= len(name) <= NAME_MAX:
         raise FieldInvalid("name", f"From 1 to {NAME_MAX} characters.")
+    if len(description) > DESCRIPTION_MAX:
+        raise FieldInvalid("description", f"At most {DESCRIPTION_MAX} characters.")
+    for field, text in (("name", name), ("description", description)):
+        if NUL in text:
+            raise FieldInvalid(field, NUL_REFUSED)
     with transaction.atomic():
         if Dataset.objects.filter(name=name).exists():
             raise FieldInvalid("name", "A dataset of that name exists.")
