@@ -71,6 +71,13 @@ MAX_LIST = 100
 # PostgreSQL's text (and jsonb) cannot hold NUL: refused by name rather than as a 500.
 NUL = "\x00"
 NUL_REFUSED = "Must not contain NUL (\\u0000) characters."
+# What a JSON Schema pattern's \s matches (ECMAScript's white space and line terminators),
+# so that the schema and this module refuse the same names.
+JSON_SPACE = (
+    "\t\n\v\f\r \u00a0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + ("\u2028\u2029\u202f\u205f\u3000\ufeff")
+)
 MAX_SCORE_CONDITIONS = rubrics.MAX_DIMENSIONS
 MAX_OUTPUTS_PER_CALL = 1_000
 # Reliabilities are clipped so that no one reviewer's word is certain (a logit of ±inf).
@@ -167,8 +174,15 @@ def _score_conditions(raw) -> list[dict]:
             value = condition["equals"]
             if bounds:
                 raise FieldInvalid(here, "Either equals, or min and max: not both.")
-            if not (isinstance(value, str | bool) or _number(value)):
-                raise FieldInvalid(f"{here}.equals", "A string, a boolean or a number.")
+            if not (
+                isinstance(value, str | bool)
+                or (_number(value) and abs(value) <= rubrics.NUMBER_LIMIT)
+            ):
+                raise FieldInvalid(
+                    f"{here}.equals",
+                    f"A string, a boolean or a number from -{rubrics.NUMBER_LIMIT} to "
+                    f"{rubrics.NUMBER_LIMIT}.",
+                )
             if isinstance(value, str) and not 1 <= len(value) <= rubrics.CHOICE_MAX_CHARS:
                 raise FieldInvalid(
                     f"{here}.equals", f"From 1 to {rubrics.CHOICE_MAX_CHARS} characters."
@@ -204,6 +218,8 @@ def fields_clean(raw) -> list[str]:
         raise FieldInvalid("fields", f"A non-empty list of: {', '.join(FIELDS)}.")
     if wrong := [v for v in raw if v not in FIELDS]:
         raise FieldInvalid("fields", f"{wrong[0]!r}: use any of {', '.join(FIELDS)}.")
+    if len(set(raw)) != len(raw):
+        raise FieldInvalid("fields", "Each field once.")
     return [name for name in FIELDS if name in raw]
 
 
@@ -380,9 +396,10 @@ def dataset_create(
     """A new dataset, audited. Raises FieldInvalid for a taken name or a bad filter."""
     filter = filter_clean(filter)
     fields = fields_clean(fields)
-    name = name.strip()
     if not 1 <= len(name) <= NAME_MAX:
         raise FieldInvalid("name", f"From 1 to {NAME_MAX} characters.")
+    if name != name.strip(JSON_SPACE):
+        raise FieldInvalid("name", "No spaces at either end.")
     if len(description) > DESCRIPTION_MAX:
         raise FieldInvalid("description", f"At most {DESCRIPTION_MAX} characters.")
     for field, text in (("name", name), ("description", description)):

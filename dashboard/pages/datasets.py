@@ -86,7 +86,7 @@ def datasets_page(request):
 def dataset_create_page(request):
     try:
         dataset = datasets.dataset_create(
-            name=request.POST.get("name", ""),
+            name=request.POST.get("name", "").strip(),
             description=request.POST.get("description", ""),
             filter=filter_from_form(request.POST),
             fields=request.POST.getlist("fields"),

@@ -3,6 +3,7 @@ version, export one (docs/datasets.md). For leads and admins; reviewers and gate
 refused (403), as a dataset is every gateway's texts in bulk. The rules are
 learning.datasets'; these views read the request and answer."""
 
+from django.conf import settings
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -40,8 +41,11 @@ _TIMESTAMP = {"type": "string", "format": "date-time"}
 _SCORE_BOUND = {"type": "number", "minimum": -1_000_000, "maximum": 1_000_000}
 
 
+NO_NUL = "^[^\u0000]*$"
+
+
 def _names(values, max_length: int) -> dict:
-    items = {"type": "string", "minLength": 1, "maxLength": max_length}
+    items = {"type": "string", "minLength": 1, "maxLength": max_length, "pattern": NO_NUL}
     if values is not None:
         items = {"type": "string", "enum": list(values)}
     return {"type": "array", "items": items, "minItems": 1, "maxItems": datasets.MAX_LIST}
@@ -60,7 +64,7 @@ FILTER_SCHEMA = {
     "properties": {
         "task_types": _names(None, 100),
         "labels": _names(datasets.SETTLED, 0),
-        "reject_reasons": _names(None, 50),
+        "reject_reasons": _names(settings.REVIEW_REJECT_REASONS, 0),
         "agreement": _names(datasets.AGREEMENT, 0),
         "scores": {
             "type": "array",
@@ -76,7 +80,12 @@ FILTER_SCHEMA = {
                             "dimension": {"type": "string", "pattern": "^[a-z][a-z0-9_]{0,39}$"},
                             "equals": {
                                 "oneOf": [
-                                    {"type": "string", "minLength": 1, "maxLength": 40},
+                                    {
+                                        "type": "string",
+                                        "minLength": 1,
+                                        "maxLength": 40,
+                                        "pattern": NO_NUL,
+                                    },
                                     {"type": "boolean"},
                                     _SCORE_BOUND,
                                 ]
@@ -145,12 +154,34 @@ class OutputIdsField(serializers.JSONField):
         return value
 
 
+@extend_schema_field(
+    {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": datasets.NAME_MAX,
+        "pattern": r"^[^\s\u0000](?:[^\u0000]*[^\s\u0000])?$",
+        "description": "Unique; no spaces at either end.",
+    }
+)
+class DatasetNameField(serializers.CharField):
+    pass
+
+
+@extend_schema_field({"type": "string", "maxLength": datasets.DESCRIPTION_MAX, "pattern": NO_NUL})
+class DescriptionField(serializers.CharField):
+    pass
+
+
 class DatasetInput(StrictSerializer):
     """A new dataset: its name, its filter, and the fields its rows carry."""
 
-    name = serializers.CharField(max_length=datasets.NAME_MAX)
-    description = serializers.CharField(
-        max_length=datasets.DESCRIPTION_MAX, allow_blank=True, required=False, default=""
+    name = DatasetNameField(max_length=datasets.NAME_MAX, trim_whitespace=False)
+    description = DescriptionField(
+        max_length=datasets.DESCRIPTION_MAX,
+        allow_blank=True,
+        trim_whitespace=False,
+        required=False,
+        default="",
     )
     filter = FilterField(allow_null=True)
     fields = FieldsField(

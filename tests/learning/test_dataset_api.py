@@ -86,6 +86,8 @@ def test_outputs_are_added_and_removed_by_hand(world, lead_api):  # noqa: F811
             "filter.scores[0].min",
         ),
         ({"filter": {}}, "name"),  # missing
+        ({"name": " spaced ", "filter": {}}, "name"),
+        ({"name": "x", "filter": {}, "description": "a\x00b"}, "description"),
     ],
 )
 def test_a_bad_dataset_is_refused_by_the_field_at_fault(lead_api, body, field):

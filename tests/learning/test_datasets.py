@@ -213,6 +213,8 @@ def test_the_filter_keys_combine_with_and_and_list_values_with_or(world, filter,
         ({"scores": [{"dimension": "a"}]}, "filter.scores[0]"),
         ({"scores": [{"dimension": "a", "equals": "x", "min": 1}]}, "filter.scores[0]"),
         ({"scores": [{"dimension": "a", "equals": None}]}, "filter.scores[0].equals"),
+        ({"scores": [{"dimension": "a", "equals": 2e6}]}, "filter.scores[0].equals"),
+        ({"task_types": ["a\x00"]}, "filter.task_types"),
         ({"decided_after": "2026-12-01"}, "filter.decided_after"),
         ({"decided_after": "2026-12-01T10:00:00"}, "filter.decided_after"),
         (
@@ -229,7 +231,7 @@ def test_a_bad_filter_is_refused_by_the_key_at_fault(db, raw, field):
 
 def test_fields_are_validated_against_the_declared_list_and_kept_in_its_order(db):
     assert datasets.fields_clean(["label", "input"]) == ["input", "label"]
-    for bad in ([], ["input", "secret"], "input", [1]):
+    for bad in ([], ["input", "secret"], "input", [1], ["input", "input"]):
         with pytest.raises(FieldInvalid):
             datasets.fields_clean(bad)
 
