@@ -196,7 +196,22 @@ def seed_world() -> World:
     }
 
     alert_ids = _alerts(users[Role.LEAD])
-    dataset_ids = _datasets(users[Role.LEAD], settled=decided.output_id)
+    # An output of a task type without second reviews, approved: settled, so datasets take it.
+    settling = (
+        ReviewItem.objects.filter(
+            task_type__name="held", state=ReviewItem.State.OPEN, lease_expires_at__isnull=True
+        )
+        .order_by("id")
+        .first()
+    )
+    reviews.decisions_record(
+        [
+            reviews.RecordedDecision(
+                settling, other_reviewer, reviews.DecisionInput(action="approve"), timezone.now()
+            )
+        ]
+    )
+    dataset_ids = _datasets(users[Role.LEAD], settled=settling.output_id)
     _tiers_cycle()
     # The dashboard's metrics read the rollups and the queue's snapshots, not the outputs.
     queue_snapshot_take()
