@@ -249,7 +249,11 @@ class CommentInput(StrictSerializer):
 
 
 _DIMENSION_COMMON = {
-    "name": {"type": "string", "pattern": rubrics.NAME_PATTERN.pattern.removesuffix(r"\Z") + "$"},
+    # Anchored at both ends: a JSON Schema pattern matches anywhere in the value.
+    "name": {
+        "type": "string",
+        "pattern": "^" + rubrics.NAME_PATTERN.pattern.removesuffix(r"\Z") + "$",
+    },
     "label": {"type": "string", "minLength": 1, "maxLength": rubrics.LABEL_MAX_CHARS},
     "required": {"type": "boolean"},
     "help": {"type": "string", "maxLength": rubrics.HELP_MAX_CHARS},

@@ -54,6 +54,8 @@ BEYOND_THE_SCHEMA: list[tuple[str, str]] = [
     (r"filter\.decided_(after|before)", r"An ISO 8601 date and time with its offset\."),
     (r"output_ids", r"Not an output whose label is settled by a person's review: .*"),
     (r"format", r"The chat format needs the fields input and corrected\."),
+    # A rubric's numeric dimension: two values of one item.
+    (r"dimensions\[\d+\]\.maximum", r"Must be above the minimum\."),
 ]
 _RULES = [(re.compile(field), re.compile(message)) for field, message in BEYOND_THE_SCHEMA]
 
