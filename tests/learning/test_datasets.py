@@ -442,3 +442,44 @@ def test_a_dataset_name_is_unique(world):
 def test_a_reviewer_is_not_given_datasets(db):
     assert not UserFactory(role=Role.REVIEWER).has_perm("learning.view_dataset")
     assert UserFactory(role=Role.LEAD).has_perm("learning.change_dataset")
+
+
+def test_a_snapshot_takes_the_same_queries_whatever_its_size(world):
+    """Set-based: the rows are copied in one INSERT ... SELECT, not one query per row."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    lead, o = world["lead"], world["outputs"]
+    one = datasets.dataset_create(name="one", filter=None, fields=ALL, actor=lead)
+    datasets.outputs_add(dataset=one, output_ids=[o["approved"].pk], actor=lead)
+    every = datasets.dataset_create(name="every", filter={}, fields=ALL, actor=lead)
+    counts = []
+    for dataset in (one, every):
+        with CaptureQueriesContext(connection) as queries:
+            version = datasets.version_create(dataset=dataset, actor=lead)
+        counts.append((version.row_count, len(queries)))
+    assert [rows for rows, _ in counts] == [1, 5]
+    assert counts[0][1] == counts[1][1]
+
+
+@pytest.mark.parametrize("export_format", dataset_formats.FORMATS)
+def test_each_writer_yields_before_it_has_read_every_row(monkeypatch, export_format):
+    """Streamed: a writer holds one batch at a time, so its first chunk comes after the
+    first batch is read, not after the last."""
+    monkeypatch.setattr(dataset_formats, "BATCH_ROWS", 2)
+    monkeypatch.setattr(dataset_formats, "PARQUET_ROW_GROUP", 2)
+    read = []
+
+    def rows():
+        for n in range(1, 101):
+            read.append(n)
+            yield (n, f"input {n}", f"output {n}", "approved")
+
+    chunks = dataset_formats.export_chunks(
+        export_format, rows(), ["output_id", "input", "corrected", "label"]
+    )
+    first = next(chunks)
+    assert first
+    assert len(read) <= 3  # a batch of two, and the look-ahead that ends it
+    assert sum(1 for _ in chunks) >= 49
+    assert len(read) == 100
