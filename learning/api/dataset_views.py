@@ -52,8 +52,7 @@ def _names(values, max_length: int) -> dict:
 
 
 FILTER_SCHEMA = {
-    "type": "object",
-    "nullable": True,
+    "type": ["object", "null"],
     "additionalProperties": False,
     "description": "Which settled outputs the dataset takes, every key optional (AND "
     "between keys, OR within a list); {} takes every settled output, null only the "
@@ -226,9 +225,15 @@ def _version_answer(request, version: DatasetVersion) -> DatasetVersionAnswer:
     )
 
 
-@extend_schema(methods=["GET"], summary="Every dataset", responses={200: Datasets})
+@extend_schema(
+    methods=["GET"],
+    operation_id="datasets_list",
+    summary="Every dataset",
+    responses={200: Datasets},
+)
 @extend_schema(
     methods=["POST"],
+    operation_id="datasets_create",
     summary="Create a dataset",
     description="Audited. The filter is saved, not applied: a version (POST "
     "/api/v1/datasets/{id}/versions/) takes the outputs it matches then.",
@@ -247,7 +252,9 @@ def dataset_collection(request):
     return Response(DatasetAnswer.of(_dataset(created.pk)), status=status.HTTP_201_CREATED)
 
 
-@extend_schema(summary="A dataset", responses={200: DatasetAnswer})
+@extend_schema(
+    operation_id="datasets_retrieve", summary="A dataset", responses={200: DatasetAnswer}
+)
 @api_view(["GET"])
 @permission_classes(_CAN_VIEW)
 @renderer_classes(RENDERERS)
@@ -256,6 +263,7 @@ def dataset_detail(request, pk: int):
 
 
 @extend_schema(
+    operation_id="datasets_outputs_add",
     summary="Add outputs to a dataset by hand",
     description="Audited. Each output must have its label settled by a person's review "
     "(docs/datasets.md); otherwise 400 names them and nothing is added. Outputs in "
@@ -277,6 +285,7 @@ def dataset_outputs_add(request, pk: int):
 
 
 @extend_schema(
+    operation_id="datasets_output_remove",
     summary="Take a hand-added output out of a dataset",
     description="Audited. 404 if the output was not added by hand (one the filter matches "
     "stays: change the filter). Versions taken already keep it.",
@@ -291,9 +300,15 @@ def dataset_output_remove(request, pk: int, output_id: int):
     return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-@extend_schema(methods=["GET"], summary="A dataset's versions", responses={200: DatasetVersions})
+@extend_schema(
+    methods=["GET"],
+    operation_id="datasets_versions_list",
+    summary="A dataset's versions",
+    responses={200: DatasetVersions},
+)
 @extend_schema(
     methods=["POST"],
+    operation_id="datasets_versions_create",
     summary="Snapshot a dataset as its next version",
     description="Audited. Copies the rows of the outputs the dataset matches now; they do "
     "not change after, whatever happens to the reviews.",
@@ -321,6 +336,7 @@ _DOWNLOAD = OpenApiResponse(
 
 
 @extend_schema(
+    operation_id="datasets_version_export",
     summary="Export a dataset version",
     description="Audited. Streamed in constant memory. 400 for the chat format where the "
     "version's fields lack input or corrected.",
