@@ -12,7 +12,8 @@ from gating.models import ReviewItem
 from gating.reviews import DecisionInput, RecordedDecision
 from gating.roles import Role
 from learning.models import Dataset
-from tests.browser.helpers import accessibility_violations, log_in
+from tests.browser.helpers import accessibility_violations, log_in, resized
+from tests.browser.test_pages_by_role import DESKTOP, PHONE, controls_missed_by_keyboard
 from tests.factories import TaskTypeFactory, UserFactory, valid_submission
 
 
@@ -52,6 +53,15 @@ def test_a_lead_creates_a_dataset_and_downloads_its_version(page, live_server, p
     expect(page.locator("#version-1")).to_contain_text("v1")
     expect(page.locator("#version-1 td").nth(1)).to_have_text("1")  # the approved output
     assert accessibility_violations(page) == []
+
+    assert controls_missed_by_keyboard(page) == []
+    # At a phone's width nothing scrolls sideways, and axe finds nothing serious there.
+    for path in ("/dashboard/datasets/", f"/dashboard/datasets/{dataset.pk}/"):
+        page.goto(path)
+        resized(page, PHONE)
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"], path
+        assert accessibility_violations(page) == [], path
+        resized(page, DESKTOP)
 
     with page.expect_download() as download:
         page.click("#version-1 a:text-is('csv')")
