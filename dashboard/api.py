@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -43,6 +42,7 @@ from gating.api.filters import IDENTIFIER_SCHEMA
 from gating.api.permissions import require_perm
 from gating.api.responses import ModelJSONRenderer, ResponseModel
 from gating.api.strict import refuse_empty_query_values
+from gating.formatting import csv_cell
 from gating.roles import WATCH_LEARNING
 
 FILTER_PARAMETERS = ("range", "since", "until", "task_type", "model")
@@ -102,8 +102,6 @@ class MetricResult(ResponseModel):
 
 # ---------------------------------------------------------------------------- CSV
 
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
 
 def metric_csv(rows: list[dict[str, Any]]) -> str:
     """The rows as CSV: a header line of their fields (in the order first seen), then one
@@ -117,20 +115,8 @@ def metric_csv(rows: list[dict[str, Any]]) -> str:
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(header)
     for row in plain:
-        writer.writerow([_cell(row.get(key)) for key in header])
+        writer.writerow([csv_cell(row.get(key)) for key in header])
     return out.getvalue()
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict | list):
-        return json.dumps(value, separators=(",", ":"))
-    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
-        return "'" + value
-    return str(value)
 
 
 class MetricCSVRenderer(BaseRenderer):

@@ -134,3 +134,23 @@ def pretty_json(value) -> str:
     """Indented, keys sorted, non-ASCII kept as written. The text is not escaped here: it can
     hold model outputs, so every page escapes it where it is put into HTML."""
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+# What a spreadsheet would run as a formula at the start of a cell (OWASP's CSV injection).
+CSV_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value) -> str:
+    """A value as a CSV cell that a spreadsheet shows and never runs: null empty, a boolean
+    true or false, a list or object as its JSON, and text starting with a formula character
+    after a ' (OWASP's CSV injection advice). The CSV downloads (metrics, datasets) all
+    write their cells through this."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return json.dumps(value, separators=(",", ":"))
+    if isinstance(value, str) and value.startswith(CSV_FORMULA_STARTS):
+        return "'" + value
+    return str(value)

@@ -77,6 +77,11 @@ _LEAD = _REVIEWER | {
     "learning.view_tierassessment",
     "learning.view_reviewerreliability",
     "learning.view_pairagreement",
+    # Datasets of reviewed outputs (learning.datasets): texts of every gateway's outputs,
+    # to be exported in bulk, so not for reviewers.
+    "learning.view_dataset",
+    "learning.add_dataset",
+    "learning.change_dataset",
 }
 _ADMIN = _LEAD | {
     "gating.change_tasktype",

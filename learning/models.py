@@ -244,3 +244,103 @@ class Alert(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_rule_display()}: {self.subject} ({self.state})"
+
+
+class Dataset(models.Model):
+    """A named set of reviewed outputs for training and evals: a saved filter over the
+    outputs whose label is settled, plus outputs added by hand (learning.datasets).
+
+    ``filter`` is as learning.datasets.filter_clean leaves it; null takes the hand-added
+    outputs only. ``fields`` are the row fields its versions carry (DATASET_FIELDS)."""
+
+    name = models.CharField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    filter = models.JSONField(null=True, blank=True)
+    fields = models.JSONField(default=list)
+    outputs = models.ManyToManyField(
+        "gating.Output", through="DatasetOutput", related_name="+", blank=True
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class DatasetOutput(models.Model):
+    """An output a lead added to a dataset by hand."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="hand_added")
+    output = models.ForeignKey("gating.Output", on_delete=models.CASCADE, related_name="+")
+    added_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, related_name="+"
+    )
+    added_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "output"], name="dataset_output_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"output {self.output_id} in {self.dataset_id}"
+
+
+class DatasetVersion(models.Model):
+    """A snapshot of a dataset: its rows as they were when it was taken, never changed
+    after. The filter and fields it was taken with are copied, as the dataset may change."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    filter = models.JSONField(null=True, blank=True)
+    fields = models.JSONField(default=list)
+    row_count = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["dataset", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "number"], name="dataset_version_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dataset_id} v{self.number}"
+
+
+class DatasetRow(models.Model):
+    """One output in a dataset version, with the values it had at snapshot time. Only the
+    version's fields are filled; the others stay null. No foreign key to the output: the
+    row is a copy, and stays what it was whatever happens to the output later."""
+
+    version = models.ForeignKey(DatasetVersion, on_delete=models.CASCADE, related_name="rows")
+    # The export order (by output id), unique in the version: the index the exports read.
+    position = models.PositiveIntegerField()
+    output_id = models.BigIntegerField()
+    external_id = models.CharField(max_length=200, null=True)  # noqa: DJ001
+    task_type = models.CharField(max_length=100, null=True)  # noqa: DJ001
+    model = models.CharField(max_length=200, null=True)  # noqa: DJ001
+    input = models.TextField(null=True)  # noqa: DJ001
+    original = models.TextField(null=True)  # noqa: DJ001
+    corrected = models.TextField(null=True)  # noqa: DJ001
+    label = models.CharField(max_length=20, null=True)  # noqa: DJ001
+    reject_reason = models.CharField(max_length=50, null=True)  # noqa: DJ001
+    agreement = models.CharField(max_length=20, null=True)  # noqa: DJ001
+    scores = models.JSONField(null=True)
+    weighted_label = models.FloatField(null=True)
+    decided_at = models.DateTimeField(null=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["version", "position"], name="dataset_row_position")
+        ]
+
+    def __str__(self) -> str:
+        return f"output {self.output_id} in version {self.version_id}"

@@ -29,6 +29,7 @@ from gating.roles import page_for
 from gating.scoring import Decision
 from gating.selectors import outputs_matching, outputs_visible_to, score_band_problem
 from gating.views import comment_posted, comments_context
+from learning.models import Dataset
 
 PAGE_SIZE = 50
 _TEXT_MAX = 200
@@ -216,6 +217,12 @@ def output(request, pk: int):
         "events": [(e, pretty_json(e.before), pretty_json(e.after)) for e in events],
         "deliveries": deliveries,
         **comments_context(request, found, action=reverse("dashboard-output-comment", args=[pk])),
+        # For the "Add to dataset" form, shown to those who may change datasets.
+        "datasets": (
+            list(Dataset.objects.order_by("name").values_list("pk", "name"))
+            if request.user.has_perm("learning.change_dataset")
+            else []
+        ),
     }
     return render(request, "dashboard/output.html", context)
 

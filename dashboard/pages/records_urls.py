@@ -1,8 +1,8 @@
-"""Pages of records: alerts, outputs and their history, thresholds."""
+"""Pages of records: alerts, outputs and their history, datasets, thresholds."""
 
 from django.urls import path
 
-from dashboard.pages import alerts, outputs, thresholds
+from dashboard.pages import alerts, datasets, outputs, thresholds
 
 urlpatterns = [
     path("dashboard/alerts/", alerts.alerts, name="dashboard-alerts"),
@@ -22,6 +22,19 @@ urlpatterns = [
         "dashboard/outputs/<int:pk>/comments/",
         outputs.output_comment,
         name="dashboard-output-comment",
+    ),
+    path(
+        "dashboard/outputs/<int:output_id>/datasets/",
+        datasets.dataset_add_output_page,
+        name="dashboard-output-dataset-add",
+    ),
+    path("dashboard/datasets/", datasets.datasets_page, name="dashboard-datasets"),
+    path("dashboard/datasets/new/", datasets.dataset_create_page, name="dashboard-dataset-create"),
+    path("dashboard/datasets/<int:pk>/", datasets.dataset_page, name="dashboard-dataset"),
+    path(
+        "dashboard/datasets/<int:pk>/versions/",
+        datasets.dataset_snapshot_page,
+        name="dashboard-dataset-snapshot",
     ),
     path("dashboard/thresholds/", thresholds.thresholds, name="dashboard-thresholds"),
     path("dashboard/thresholds/cycle/", thresholds.cycle_run, name="dashboard-cycle-run"),

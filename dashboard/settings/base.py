@@ -244,6 +244,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # A rubric dimension's kind, beside the review item's: two choice sets of one field name.
+    "ENUM_NAME_OVERRIDES": {
+        "DimensionKindEnum": ["numeric", "categorical", "boolean"],
+        "KindEnum": ["review", "audit", "second", "adjudication", "gold"],
+    },
     # The default enum hook, then every operation's error statuses, added by rule.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

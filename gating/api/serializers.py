@@ -25,7 +25,8 @@ class ScoresField(serializers.JSONField):
     page sends it so). Each value is checked against its dimension by gating.rubrics."""
 
     default_error_messages = {"invalid": "Must be an object of dimension names and values."}
-    # For gating.api.strict: in a JSON body, an object and nothing else.
+    # For gating.api.strict: in a JSON body, an object and nothing else (a form body's value
+    # is text, which it does not type-check).
     json_type = ((dict,), default_error_messages["invalid"])
 
     def to_internal_value(self, data):
@@ -249,6 +250,7 @@ class CommentInput(StrictSerializer):
 
 
 _DIMENSION_COMMON = {
+    # Anchored at both ends: a JSON Schema pattern matches anywhere in the value.
     "name": {
         "type": "string",
         "pattern": "^" + rubrics.NAME_PATTERN.pattern.removesuffix(r"\Z") + "$",

@@ -24,6 +24,8 @@ class AuditEvent(models.Model):
         SCORING_FAULT = "scoring_fault", "Scoring fault"
         COMMENT = "comment", "Comment"
         RUBRIC_EDIT = "rubric_edit", "Rubric edit"
+        DATASET_EDIT = "dataset_edit", "Dataset edit"
+        DATASET_EXPORT = "dataset_export", "Dataset export"
 
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL,

@@ -53,3 +53,56 @@ class ThresholdStateAnswer(ResponseModel):
 
 class ThresholdStates(RootModel[list[ThresholdStateAnswer]]):
     """Per task type, each threshold's state after the latest thresholds run."""
+
+
+class DatasetAnswer(ResponseModel):
+    id: int
+    name: str
+    description: str
+    filter: dict | None = Field(
+        description="The saved filter (docs/datasets.md); null: hand-added outputs only."
+    )
+    fields: list[str] = Field(description="The row fields its versions carry.")
+    hand_added: int = Field(description="How many outputs were added by hand.")
+    versions: int = Field(description="How many versions (snapshots) it has.")
+    created_by: str | None
+    created_at: datetime
+
+    @classmethod
+    def of(cls, dataset) -> "DatasetAnswer":
+        return cls(
+            id=dataset.pk,
+            name=dataset.name,
+            description=dataset.description,
+            filter=dataset.filter,
+            fields=dataset.fields,
+            hand_added=dataset.hand_added_count,
+            versions=dataset.version_count,
+            created_by=dataset.created_by.username if dataset.created_by else None,
+            created_at=dataset.created_at,
+        )
+
+
+class Datasets(RootModel[list[DatasetAnswer]]):
+    """Every dataset, by name."""
+
+
+class DatasetVersionAnswer(ResponseModel):
+    number: int
+    row_count: int = Field(description="How many rows (outputs) the snapshot holds.")
+    filter: dict | None = Field(description="The dataset's filter when the snapshot was taken.")
+    fields: list[str]
+    created_by: str | None
+    created_at: datetime
+    exports: dict[str, str] = Field(
+        description="Per format (chat, eval, csv, parquet), the download's URL; the chat "
+        "format only where the fields include input and corrected."
+    )
+
+
+class DatasetVersions(RootModel[list[DatasetVersionAnswer]]):
+    """A dataset's versions, newest first."""
+
+
+class OutputsAdded(ResponseModel):
+    added: list[int] = Field(description="The outputs newly added (the others were in already).")

@@ -64,6 +64,16 @@ BEYOND_THE_SCHEMA: list[tuple[str, str]] = [
         r'(".*" is named twice\.|Must be above the minimum\.|Each choice must be listed once\.'
         r"|Must not be empty\.|Must not contain NUL \(\\u0000\) characters\.)",
     ),
+    # Datasets: a name not taken, task types that exist (an enum would publish them), a
+    # score condition's two bounds, a range of decision times, outputs whose label is
+    # settled (a stored row's state), and the chat format of a version with its fields.
+    (r"name", r"A dataset of that name exists\."),
+    (r"filter\.task_types", r"No task type .*\."),
+    (r"filter\.scores\[\d+\]\.max", r"Must not be below min\."),
+    (r"filter\.decided_before", r"Must be after decided_after\."),
+    (r"filter\.decided_(after|before)", r"An ISO 8601 date and time with its offset\."),
+    (r"output_ids", r"Not an output whose label is settled by a person's review: .*"),
+    (r"format", r"The chat format needs the fields input and corrected\."),
 ]
 _RULES = [(re.compile(field), re.compile(message)) for field, message in BEYOND_THE_SCHEMA]
 

@@ -109,6 +109,8 @@ bearer = "${{{TOKEN_VARIABLE}}}"
 item_ids = {{ values = {values(world.item_ids)} }}
 output_ids = {{ values = {values(world.output_ids)} }}
 alert_ids = {{ values = {values(world.alert_ids)} }}
+dataset_ids = {{ values = {values(world.dataset_ids)} }}
+version_numbers = {{ values = [1] }}
 task_types = {{ values = {values(world.task_types)} }}
 models = {{ values = {values(world.models)} }}
 
@@ -117,6 +119,8 @@ models = {{ values = {values(world.models)} }}
 "path.name" = {bind("task_types")}
 "query.task_type" = {bind("task_types")}
 "query.model" = {bind("models")}
+"path.number" = {bind("version_numbers")}
+"path.output_id" = {bind("output_ids")}
 
 [[operations]]
 include-path = "/api/v1/outputs/{{id}}/"
@@ -125,6 +129,10 @@ parameters = {{ "path.id" = {bind("output_ids")} }}
 [[operations]]
 include-path = "/api/v1/alerts/{{id}}/acknowledge/"
 parameters = {{ "path.id" = {bind("alert_ids")} }}
+
+[[operations]]
+include-path-regex = "^/api/v1/datasets/[{{]id[}}]/"
+parameters = {{ "path.id" = {bind("dataset_ids")} }}
 """
 
 

@@ -22,6 +22,7 @@ from gating.authentication import forget_tokens
 from gating.models import Output, ReviewItem, TaskType, Webhook
 from gating.roles import Role
 from gating.submissions import OutputSubmission
+from learning import dataset_formats, datasets
 from learning.models import Alert, CycleRun, TierAssessment
 
 # Fixed, so that the sampling draws (audits, second reviews) and so the seeded queue are
@@ -51,6 +52,8 @@ class World:
     output_ids: list[int]
     item_ids: list[int]
     alert_ids: list[int]
+    # A dataset with a version (of the settled outputs), and one of hand-added outputs only.
+    dataset_ids: list[int] = field(default_factory=list)
     # Per role that reviews: the item the role's user holds a live claim on.
     held_item_ids: dict[Role, int] = field(default_factory=dict)
 
@@ -142,6 +145,17 @@ def _tiers_cycle() -> None:
         )
 
 
+def _datasets(lead, *, settled: int) -> list[int]:
+    every = datasets.dataset_create(name="contract-all", filter={}, fields=["input"], actor=lead)
+    datasets.version_create(dataset=every, actor=lead)
+    by_hand = datasets.dataset_create(
+        name="contract-hand", filter=None, fields=list(dataset_formats.FIELDS), actor=lead
+    )
+    datasets.outputs_add(dataset=by_hand, output_ids=[settled], actor=lead)
+    datasets.version_create(dataset=by_hand, actor=lead)
+    return [every.pk, by_hand.pk]
+
+
 def seed_world() -> World:
     # The gate's per-process caches may still hold the rows of a world flushed before.
     services.gate_caches_clear()
@@ -182,6 +196,22 @@ def seed_world() -> World:
     }
 
     alert_ids = _alerts(users[Role.LEAD])
+    # An output of a task type without second reviews, approved: settled, so datasets take it.
+    settling = (
+        ReviewItem.objects.filter(
+            task_type__name="held", state=ReviewItem.State.OPEN, lease_expires_at__isnull=True
+        )
+        .order_by("id")
+        .first()
+    )
+    reviews.decisions_record(
+        [
+            reviews.RecordedDecision(
+                settling, other_reviewer, reviews.DecisionInput(action="approve"), timezone.now()
+            )
+        ]
+    )
+    dataset_ids = _datasets(users[Role.LEAD], settled=settling.output_id)
     _tiers_cycle()
     # The dashboard's metrics read the rollups and the queue's snapshots, not the outputs.
     queue_snapshot_take()
@@ -194,5 +224,6 @@ def seed_world() -> World:
         output_ids=sorted(o.pk for o in outputs),
         item_ids=sorted(ReviewItem.objects.values_list("pk", flat=True)),
         alert_ids=alert_ids,
+        dataset_ids=dataset_ids,
         held_item_ids=held,
     )

@@ -30,7 +30,7 @@ from dashboard.rollups import queue_snapshot_take, rollups_refresh
 from gating import services
 from gating.models import AuditEvent, OutboxMessage
 from gating.roles import Role
-from learning.models import Alert, CycleRun
+from learning.models import Alert, CycleRun, Dataset
 from tests.factories import TaskTypeFactory, UserFactory, valid_submission
 
 # Slow (every page under generated parameters): `make check` leaves it out.
@@ -273,6 +273,9 @@ def site(gateway) -> list[Door]:
         first_seen=now,
         last_seen=now,
     )
+    # A dataset, so that its page, its snapshot form and the output page's "Add to
+    # dataset" form are linked.
+    Dataset.objects.create(name="fuzzed", filter={}, fields=["input"], created_at=now)
     routes = dashboard_routes()
     admin = Client(raise_request_exception=False)
     admin.force_login(UserFactory(role=Role.ADMIN))
