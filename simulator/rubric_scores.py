@@ -1,18 +1,19 @@
 """How a simulated reviewer scores a rubric: from the output's hidden truth, blurred by the
 reviewer's own noise and leaning as their confusion matrix has them (``world.Reviewer``).
 
-Pure: no database. Each truth has a quality, a place on a scale from 0 (worst) to 1 (best);
-a reviewer sees it moved by their lean (a harsh reviewer sees every output a little worse,
-a lenient one a little better) and blurred by their noise (the share of their verdicts
-that are wrong, on average over the truths). Each dimension reads that place its own way:
+Pure: no database. Each truth has a quality, a place on a scale from 0 (worst) to 1 (best).
+An output has its own value on each dimension, drawn once from its truth's place (from the
+output's own generator, ``output_key``): whether it does cite its sources, how helpful it
+is. Every reviewer of that output looks at that same value, so two reviewers agree as far
+as each reads it right. A reviewer reads it moved by their lean (a harsh reviewer sees every
+output a little worse, a lenient one a little better) and blurred by their noise (the share
+of their verdicts that are wrong, on average over the truths):
 
-* numeric: the place on the dimension's scale, plus Gaussian noise, clipped to the scale
-  and rounded to whole numbers when the scale's ends are whole;
-* boolean: true (the good answer, as "cites its sources") with the place as its chance,
-  and then, with the reviewer's noise as chance, the other answer;
-* categorical: the first choice (the one a good output earns, as "neutral") with the place
-  as its chance, else one of the others alike; and then, with the noise as chance, any
-  choice at all.
+* numeric: the output's place on the scale, moved by the lean, plus Gaussian noise,
+  clipped to the scale and rounded to whole numbers when the scale's ends are whole;
+* boolean and categorical: the output's answer (true, or the first choice, as "neutral",
+  with the truth's place as chance; else false, or one of the other choices alike); but,
+  with the reviewer's noise as chance, their own guess from the place they see instead.
 
 An optional dimension is left unscored now and then, as people do.
 """
@@ -32,6 +33,8 @@ LEAN_WEIGHT = 0.5
 # The spread of a numeric score, as a share of the scale: that of a reviewer who is never
 # wrong, plus their noise.
 NUMERIC_SPREAD = 0.08
+# How far outputs of one truth differ in their place on a numeric scale.
+OUTPUT_SPREAD = 0.12
 # The chance that a reviewer leaves an optional dimension unscored.
 OPTIONAL_SKIPPED = 0.25
 
@@ -56,11 +59,24 @@ def _place(truth: Truth, reviewer: Reviewer) -> float:
     return min(1.0, max(0.0, QUALITY[truth] + LEAN_WEIGHT * reviewer_lean(reviewer)))
 
 
+def _answer(dimension: Mapping, place: float, rng: random.Random):
+    """A boolean's or a categorical's answer at ``place``: the good one with it as chance."""
+    if dimension["kind"] == "boolean":
+        return rng.random() < place
+    best, *others = dimension["choices"]
+    return best if rng.random() < place else rng.choice(others)
+
+
 def scores_draw(
-    dimensions: Sequence[Mapping], truth: Truth, reviewer: Reviewer, rng: random.Random
+    dimensions: Sequence[Mapping],
+    truth: Truth,
+    reviewer: Reviewer,
+    rng: random.Random,
+    output_key: str,
 ) -> dict:
     """The reviewer's scores of an output of this truth on the rubric's ``dimensions`` (as
-    gating.rubrics stores them), by dimension name: what a decision carries."""
+    gating.rubrics stores them), by dimension name: what a decision carries. ``output_key``
+    names the output (the seed and its id): every reviewer of it reads the same values."""
     noise = reviewer_noise(reviewer)
     place = _place(truth, reviewer)
     scores: dict = {}
@@ -68,21 +84,20 @@ def scores_draw(
         if not dimension["required"] and rng.random() < OPTIONAL_SKIPPED:
             continue
         kind = dimension["kind"]
+        # The output's own value on this dimension, the same whoever reads it.
+        output = random.Random(f"{output_key}-{dimension['name']}")
         if kind == "numeric":
             low, high = dimension["minimum"], dimension["maximum"]
-            seen = min(1.0, max(0.0, rng.gauss(place, NUMERIC_SPREAD + noise)))
+            own = output.gauss(QUALITY[truth], OUTPUT_SPREAD)
+            leaned = own + place - QUALITY[truth]
+            seen = min(1.0, max(0.0, rng.gauss(leaned, NUMERIC_SPREAD + noise)))
             value = low + seen * (high - low)
             whole = float(low).is_integer() and float(high).is_integer()
             scores[dimension["name"]] = round(value) if whole else value
-        elif kind == "boolean":
-            value = rng.random() < place
-            scores[dimension["name"]] = (not value) if rng.random() < noise else value
-        elif kind == "categorical":
-            best, *others = dimension["choices"]
-            value = best if rng.random() < place else rng.choice(others)
-            if rng.random() < noise:
-                value = rng.choice(dimension["choices"])
-            scores[dimension["name"]] = value
+        elif kind in ("boolean", "categorical"):
+            own = _answer(dimension, QUALITY[truth], output)
+            guessed = rng.random() < noise
+            scores[dimension["name"]] = _answer(dimension, place, rng) if guessed else own
         else:
             raise ValueError(f"Unknown dimension kind {kind!r}.")
     return scores

@@ -106,16 +106,26 @@ class _Draws:
 
     verdicts: random.Random
     scores: random.Random
+    # Names each output's own rubric values (simulator.rubric_scores), with its external id.
+    seed: int
 
 
 def _decision(
-    reviewer: Reviewer, truth: Truth, output_text: str, draws: _Draws, rubric: Rubric | None
+    reviewer: Reviewer,
+    truth: Truth,
+    output: tuple[int, str],
+    draws: _Draws,
+    rubric: Rubric | None,
 ) -> reviews.DecisionInput:
+    """``output`` is the output's (external id, text): the external id, which a seed
+    replays the same whatever ids the database gives, names the output's rubric values."""
+    external_id, output_text = output
     action = reviewer.decide(truth, draws.verdicts)
     scored = {}
     if rubric is not None:
+        key = f"{draws.seed}-{external_id}"
         scored = {
-            "scores": scores_draw(rubric.dimensions, truth, reviewer, draws.scores),
+            "scores": scores_draw(rubric.dimensions, truth, reviewer, draws.scores, key),
             "rubric_version": rubric.version,
         }
     if action == Action.MODIFY:
@@ -167,7 +177,9 @@ def _work_hour(hour, people, queue, per_hour, draws: _Draws) -> int:
         reviews.item_decide(
             item_id=item.pk,
             reviewer=user,
-            decision=_decision(profile, truth, item.output.output_text, draws, rubric),
+            decision=_decision(
+                profile, truth, (item.output.external_id, item.output.output_text), draws, rubric
+            ),
             now=at + DECISION_TIME,
         )
         decided += 1
@@ -204,7 +216,12 @@ def _record_hour(hour, people, queue, per_hour, draws: _Draws) -> int:
         key=lambda item: (item.turn_at, item.pk),
     )
     output_ids = [i.output_id for i in items]
-    texts = dict(Output.objects.filter(pk__in=output_ids).values_list("pk", "output_text"))
+    texts = {
+        pk: (external_id, text)
+        for pk, external_id, text in Output.objects.filter(pk__in=output_ids).values_list(
+            "pk", "external_id", "output_text"
+        )
+    }
     truths = _truths_of(output_ids)
     rubric_of = rubrics.rubrics_in_force(i.task_type_id for i in items)
     follow_ups = [i.output_id for i in items if i.kind in ReviewItem.FOLLOW_UP_KINDS]
@@ -282,6 +299,7 @@ def simulation_run(
     draws = _Draws(
         verdicts=random.Random(f"{config.seed}-reviews"),
         scores=random.Random(f"{config.seed}-rubric-scores"),
+        seed=config.seed,
     )
     outputs = decided = 0
     shared = processes > 1 and connection.vendor == "postgresql"

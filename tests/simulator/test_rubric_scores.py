@@ -11,6 +11,7 @@ import pytest
 from dashboard.demo import DEMO_RUBRIC_DIMENSIONS
 from gating import rubrics
 from gating.models import Review, TaskType
+from learning.statistics.agreement import cohen_kappa
 from simulator import run, world
 from simulator.rubric_scores import (
     OPTIONAL_SKIPPED,
@@ -25,8 +26,10 @@ DRAWS = 4000
 
 
 def draws_of(reviewer_name: str, truth: Truth, dimensions=DEMO_RUBRIC_DIMENSIONS, seed=3):
+    """One reviewer's scores of DRAWS outputs of this truth."""
     rng = random.Random(seed)
-    return [scores_draw(dimensions, truth, REVIEWERS[reviewer_name], rng) for _ in range(DRAWS)]
+    reviewer = REVIEWERS[reviewer_name]
+    return [scores_draw(dimensions, truth, reviewer, rng, f"o{i}") for i in range(DRAWS)]
 
 
 def test_noise_and_lean_read_the_confusion_matrix():
@@ -88,6 +91,26 @@ def test_a_scale_with_fractional_ends_is_not_rounded():
     values = [s["x"] for s in draws_of("noisy", Truth.GOOD, scale)]
     assert all(0 <= v <= 0.5 for v in values)
     assert len(set(values)) > 100
+
+
+def test_two_reviewers_of_one_output_agree_beyond_chance():
+    """Both read the output's own values: on the same outputs their yes-or-no answers agree
+    far more than on different outputs of the same truth (where only the truth is shared)."""
+    truths = [Truth.GOOD, Truth.NEEDS_EDIT, Truth.BAD] * 400
+    rng = random.Random(5)
+
+    def answers(name, keys):
+        return [
+            scores_draw(DEMO_RUBRIC_DIMENSIONS, t, REVIEWERS[name], rng, k)["cites_sources"]
+            for t, k in zip(truths, keys, strict=True)
+        ]
+
+    same = [f"o{i}" for i in range(len(truths))]
+    other = [f"p{i}" for i in range(len(truths))]
+    kappa_same = cohen_kappa(answers("accurate", same), answers("lenient", same))
+    kappa_apart = cohen_kappa(answers("accurate", same), answers("lenient", other))
+    assert kappa_same > 0.6
+    assert kappa_same > kappa_apart + 0.3
 
 
 def test_the_same_generator_state_draws_the_same_scores():
