@@ -18,8 +18,9 @@ from dashboard.demo import (
     demo_rollups_build,
     demo_traffic_seed,
 )
-from gating.models import Output, ReviewItem, TaskType
+from gating.models import Output, ReviewItem, Rubric, TaskType
 from gating.roles import Role
+from learning import datasets
 from learning.models import Alert
 from tests.browser.helpers import accessibility_violations, charts_drawn, log_in, resized
 from tests.factories import UserFactory
@@ -50,6 +51,10 @@ LEAD_PAGES = [
     "review",
     "bulk",
     "help",
+    "rubrics",
+    "rubric",
+    "datasets",
+    "dataset",
 ]
 ROLE_PAGES = {
     Role.REVIEWER: ["overview", "queue", "outputs", "output", "review-queue", "review"],
@@ -69,6 +74,11 @@ def seeded():
         demo_config(days=9, outputs_per_day=DEMO_OUTPUTS_PER_DAY, until=now), until=now
     )
     demo_rollups_build(until=now)
+    # A dataset of every settled output, with a version: its page lists the downloads.
+    dataset = datasets.dataset_create(
+        name="every settled output", filter={}, fields=list(datasets.FIELDS), actor=None
+    )
+    datasets.version_create(dataset=dataset, actor=None)
     held = ReviewItem.objects.filter(state=ReviewItem.State.OPEN).order_by("id").first()
     task_type = TaskType.objects.order_by("name").first()
     return {
@@ -86,6 +96,12 @@ def seeded():
         "review": f"/review/{held.pk}/",
         "bulk": "/queue/bulk/",
         "help": "/dashboard/help/",
+        "rubrics": "/rubrics/",
+        # A task type with the demo's rubric: instructions, dimensions and, for an admin,
+        # the form for the next version.
+        "datasets": "/dashboard/datasets/",
+        "dataset": f"/dashboard/datasets/{dataset.pk}/",
+        "rubric": f"/rubrics/{Rubric.objects.order_by('task_type__name').first().task_type.name}/",
     }
 
 
