@@ -4,7 +4,8 @@
     .venv/bin/python docs/screenshots.py --port 8000 --password <admin's password>
 
 Uses Debian's chromium through Playwright (the browser tests' own), at 1280 px wide, over the
-last 30 days, and writes docs/img/<page>.png, the whole page (and scorers.png, one chart).
+last 30 days, and writes docs/img/<page>.png, the whole page (and scorers.png, one chart),
+and review.png: the next summarize item in the queue, which the admin then gives back (s).
 """
 
 import argparse
@@ -24,6 +25,8 @@ PAGES = {
     "alerts": "/dashboard/alerts/",
     "outputs": f"/dashboard/outputs/?{RANGE}",
     "thresholds": f"/dashboard/thresholds/?{RANGE}",
+    "rubric": "/rubrics/summarize/",
+    "datasets": "/dashboard/datasets/",
 }
 
 
@@ -52,6 +55,15 @@ def main() -> None:
             print(IMG / f"{name}.png")
             if name == "calibration":
                 page.locator("#scorers-vs-truth").screenshot(path=IMG / "scorers.png")
+        # A summarize item: its task type has the demo's rubric, shown beside the item.
+        page.goto(f"{base}/queue/?task_type=summarize")
+        page.keyboard.press("n")
+        page.wait_for_url("**/review/**")
+        page.wait_for_load_state("networkidle")
+        page.screenshot(path=IMG / "review.png", full_page=True)
+        print(IMG / "review.png")
+        page.keyboard.press("s")  # the item goes back to the queue
+        page.wait_for_load_state("networkidle")
         browser.close()
 
 
