@@ -185,13 +185,16 @@ def scores_clean(dimensions: list[dict], scores) -> dict:
 
 
 _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
+# nh3's safe tags, less images: an image in the instructions would be fetched from wherever
+# it points by every reviewer's browser, telling that host who reviews and when.
+_TAGS = nh3.ALLOWED_TAGS - {"img"}
 
 
 def instructions_html(instructions: str) -> str:
     """The instructions as HTML safe to put in a page: Markdown without raw HTML, sanitised
     again by nh3 (links get rel="noopener noreferrer", no script or event attribute
-    survives)."""
-    return nh3.clean(_MARKDOWN.render(instructions))
+    survives, and no image is loaded)."""
+    return nh3.clean(_MARKDOWN.render(instructions), tags=_TAGS)
 
 
 # --------------------------------------------------------------------------- services

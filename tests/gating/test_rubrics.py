@@ -152,6 +152,12 @@ def test_instructions_never_render_a_script(markdown):
     assert 'href="javascript' not in html
 
 
+def test_instructions_load_no_image_from_anywhere():
+    html = rubrics.instructions_html("![policy](https://tracker.example.com/p.png) read it")
+    assert "<img" not in html and "tracker.example.com" not in html
+    assert "read it" in html
+
+
 def test_instructions_render_their_markdown():
     html = rubrics.instructions_html("**Check** the [policy](https://example.com/p).\n\n- one")
     assert "<strong>Check</strong>" in html
