@@ -21,7 +21,7 @@ from rest_framework.response import Response
 
 from gating.api.permissions import require_perm
 from gating.api.responses import RENDERERS
-from gating.api.strict import StrictSerializer
+from gating.api.strict import NoFields, StrictSerializer
 from learning import dataset_formats, datasets
 from learning.api.responses import (
     DatasetAnswer,
@@ -311,8 +311,9 @@ def dataset_output_remove(request, pk: int, output_id: int):
     operation_id="datasets_versions_create",
     summary="Snapshot a dataset as its next version",
     description="Audited. Copies the rows of the outputs the dataset matches now; they do "
-    "not change after, whatever happens to the reviews.",
-    request=None,
+    "not change after, whatever happens to the reviews. Takes no body: a field sent is "
+    "refused by name (the fields a version holds are the dataset's).",
+    request=NoFields,
     responses={201: DatasetVersionAnswer},
 )
 @api_view(["GET", "POST"])
@@ -321,6 +322,7 @@ def dataset_output_remove(request, pk: int, output_id: int):
 def dataset_versions(request, pk: int):
     dataset = _dataset(pk)
     if request.method == "POST":
+        NoFields(data=request.data).is_valid(raise_exception=True)
         version = datasets.version_create(dataset=dataset, actor=request.user)
         return Response(_version_answer(request, version), status=status.HTTP_201_CREATED)
     versions = dataset.versions.select_related("created_by").order_by("-number")

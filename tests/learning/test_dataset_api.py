@@ -111,6 +111,16 @@ def test_bad_output_ids_are_refused(world, lead_api, output_ids):  # noqa: F811
     assert "output_ids" in response.json()
 
 
+def test_a_snapshot_takes_no_body_and_a_field_sent_is_refused(world, lead_api):  # noqa: F811
+    dataset = _create(lead_api).json()
+    url = f"{URL}{dataset['id']}/versions/"
+    refused = lead_api.post(url, {"fields": ["input"]}, format="json")
+    assert refused.status_code == 400
+    assert "fields" in refused.json()
+    assert lead_api.get(url).json() == []
+    assert lead_api.post(url, {}, format="json").status_code == 201
+
+
 def test_an_unknown_dataset_or_version_is_404(world, lead_api):  # noqa: F811
     assert lead_api.get(f"{URL}999999/").status_code == 404
     assert lead_api.post(f"{URL}999999/versions/").status_code == 404
