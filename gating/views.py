@@ -235,16 +235,16 @@ def comment_posted(request, output: Output, *, action: str, page: str):
     try:
         comments.comment_add(output=output, author=request.user, text=text)
     except FieldInvalid as error:
-        refusal = f"The comment was not added: {error}"
+        why_refused = f"The comment was not added: {error}"
     else:
-        refusal = None
+        why_refused = None
     if not request.htmx:
-        if refusal:
-            messages.error(request, refusal)
+        if why_refused:
+            messages.error(request, why_refused)
         return redirect(f"{page}#comments")
     context = comments_context(request, output, action=action) | {
-        "comment_refusal": refusal,
-        "comment_text": text if refusal else "",
+        "comment_refusal": why_refused,
+        "comment_text": text if why_refused else "",
         "comment_posted": True,
     }
     return render(request, "gating/_comments.html", context)
